@@ -1,0 +1,44 @@
+/**
+ * `npm run bench`: every figure is a ratio against a baseline measured in the same run on the same machine,
+ * printed as a table and written to bench/results.json. No figure is asserted anywhere.
+ */
+import { writeFileSync } from 'node:fs';
+import { benchOrderSignature } from './order-signature.js';
+
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  baseline: number;
+  baselineUnit: string;
+  ratio: number;
+  note?: string;
+}
+
+const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [['order-signature', benchOrderSignature]];
+
+async function main() {
+  const only = process.argv.slice(2);
+  const figures: Figure[] = [];
+  for (const [name, run] of benches) {
+    if (only.length > 0 && !only.includes(name)) continue;
+    process.stdout.write(`running ${name} ...\n`);
+    const result = await run();
+    for (const f of Array.isArray(result) ? result : [result]) {
+      figures.push(f);
+      process.stdout.write(`  ${f.name}: ${fmt(f.value)} ${f.unit}  vs baseline ${fmt(f.baseline)} ${f.baselineUnit}  → ratio ${f.ratio.toFixed(3)}${f.note ? `  (${f.note})` : ''}\n`);
+    }
+  }
+  const out = { date: new Date().toISOString(), node: process.version, figures };
+  writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify(out, null, 2));
+  process.stdout.write(`wrote bench/results.json (${figures.length} figures)\n`);
+}
+
+function fmt(n: number): string {
+  return Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2);
+}
+
+void main().then(() => process.exit(0), (err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), after a type check.
+// Usage: npm test [-- <path filter> ...]   e.g. `npm test -- src/protocol`
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const filters = process.argv.slice(2);
+const files = [];
+for (const root of ['src', 'test']) {
+  let entries = [];
+  try { entries = readdirSync(root, { recursive: true }); } catch { continue; }
+  for (const rel of entries) {
+    const file = join(root, String(rel));
+    if (file.endsWith('.test.ts') && (filters.length === 0 || filters.some((f) => file.includes(f)))) files.push(file);
+  }
+}
+files.sort();
+if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
+
+if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
+  const tc = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+  if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }
+}
+
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+process.exit(run.status ?? 1);

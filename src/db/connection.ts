@@ -1,0 +1,86 @@
+/**
+ * Opens the database: PGlite (embedded, persisted in a directory or in memory) by default, PostgreSQL when a
+ * URL is given. Both sit behind the same Kysely instance, migrations and queries.
+ *
+ * @example
+ *   const database = await openDatabase({ kind: 'pglite', dataDir: null }); // in memory
+ *   await database.db.selectFrom('orders').selectAll().execute();
+ *   await database.close();
+ */
+import { mkdirSync } from 'node:fs';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import { migrateToLatest } from './migrate.js';
+import type { DB } from './schema.js';
+
+export type DatabaseTarget = { kind: 'pglite'; dataDir: string | null } | { kind: 'postgres'; url: string; poolSize?: number };
+
+export interface Database {
+  db: Kysely<DB>;
+  engine: 'pglite' | 'postgres';
+  /** true when the database answers a trivial query */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+export async function openDatabase(target: DatabaseTarget, options: { migrate?: boolean } = {}): Promise<Database> {
+  let db: Kysely<DB>;
+  if (target.kind === 'pglite') {
+    const { PGlite } = await import('@electric-sql/pglite');
+    if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+    const pglite = new PGlite({
+      ...(target.dataDir ? { dataDir: target.dataDir } : {}),
+      parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v },
+    });
+    await pglite.waitReady;
+    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  } else {
+    const types = {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8) return (v: string) => Number(v);
+        if (oid === NUMERIC) return (v: string) => v;
+        return pg.types.getTypeParser(oid, format as 'text');
+      },
+    };
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: target.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      types: types as unknown as pg.CustomTypesConfig,
+    });
+    // A broken idle connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  }
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(db);
+    } catch (err) {
+      await db.destroy().catch(() => {});
+      throw err;
+    }
+  }
+  let closed = false;
+  return {
+    db,
+    engine: target.kind,
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

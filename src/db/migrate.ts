@@ -1,0 +1,38 @@
+/**
+ * Runs the in-code migrations with Kysely's Migrator. On Postgres (and PGlite) the migrator takes a
+ * transaction-level advisory lock, so two replicas starting at once apply each migration exactly once.
+ */
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { statements as orderbook } from './migrations/001_orderbook.js';
+
+function fromStatements(list: string[]): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      for (const statement of list) await sql.raw(statement).execute(db);
+    },
+  };
+}
+
+/** Ordered by name; later concerns (indexer, aux) append their own files here. */
+export function allMigrations(): Record<string, Migration> {
+  return {
+    '001_orderbook': fromStatements(orderbook),
+  };
+}
+
+class InCodeProvider implements MigrationProvider {
+  constructor(private readonly migrations: Record<string, Migration>) {}
+  async getMigrations() {
+    return this.migrations;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration> = allMigrations()): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new InCodeProvider(migrations) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,143 @@
+/**
+ * Row types of every table, for Kysely. bytea columns are Uint8Array (Buffer on pg), numeric(78,0) columns are
+ * decimal strings, bigint columns are JS numbers (block numbers, ids and timestamps fit), timestamptz are Date.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+type Bytes = Uint8Array;
+type Numeric = ColumnType<string, string, string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface ChainIdentityTable { chain_id: number; genesis_hash: Bytes; created_at: CreatedAt }
+
+export interface AppDataTable { contract_app_data: Bytes; full_app_data: Bytes; created_at: CreatedAt }
+
+export interface QuotesTable {
+  id: Generated<number>;
+  chain_id: number;
+  sell_token: Bytes;
+  buy_token: Bytes;
+  sell_amount: Numeric;
+  buy_amount: Numeric;
+  fee_amount: Numeric;
+  gas_amount: Numeric;
+  gas_price: Numeric;
+  sell_token_price: number;
+  kind: 'sell' | 'buy';
+  quote_kind: ColumnType<string, string | undefined, string>;
+  signing_scheme: string;
+  owner: Bytes | null;
+  solver: string;
+  verified: boolean;
+  expiration: ColumnType<Date, Date | string, Date | string>;
+  created_at: CreatedAt;
+}
+
+export interface OrdersTable {
+  chain_id: number;
+  uid: Bytes;
+  owner: Bytes;
+  created_at: CreatedAt;
+  sell_token: Bytes;
+  buy_token: Bytes;
+  receiver: Bytes | null;
+  sell_amount: Numeric;
+  buy_amount: Numeric;
+  valid_to: number;
+  app_data: Bytes;
+  fee_amount: Numeric;
+  kind: 'sell' | 'buy';
+  partially_fillable: boolean;
+  signature: Bytes;
+  signing_scheme: 'eip712' | 'ethsign' | 'presign' | 'eip1271';
+  sell_token_balance: string;
+  buy_token_balance: string;
+  class: 'market' | 'limit' | 'liquidity';
+  settlement_contract: Bytes;
+  cancellation_timestamp: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface OrderQuotesTable {
+  chain_id: number;
+  order_uid: Bytes;
+  sell_amount: Numeric;
+  buy_amount: Numeric;
+  fee_amount: Numeric;
+  gas_amount: Numeric;
+  gas_price: Numeric;
+  sell_token_price: number;
+  solver: string;
+  verified: boolean;
+}
+
+export interface OrderEventsTable {
+  id: Generated<number>;
+  chain_id: number;
+  order_uid: Bytes;
+  timestamp: CreatedAt;
+  label: string;
+  reason: string | null;
+}
+
+interface LogKey { chain_id: number; block_number: number; log_index: number }
+
+export interface TradesTable extends LogKey {
+  order_uid: Bytes;
+  owner: Bytes;
+  sell_token: Bytes;
+  buy_token: Bytes;
+  sell_amount: Numeric;
+  buy_amount: Numeric;
+  fee_amount: Numeric;
+  tx_hash: Bytes;
+  block_timestamp: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface SettlementsTable extends LogKey { solver: Bytes; tx_hash: Bytes; auction_id: number | null }
+export interface InvalidationsTable extends LogKey { order_uid: Bytes; owner: Bytes; tx_hash: Bytes }
+export interface PresignatureEventsTable extends LogKey { owner: Bytes; order_uid: Bytes; signed: boolean }
+export interface SettlementInteractionsTable extends LogKey { target: Bytes; value: Numeric; selector: Bytes; tx_hash: Bytes }
+
+export interface AuctionsTable { chain_id: number; id: number; block: number; created_at: CreatedAt; auction: unknown }
+
+export interface SolverCompetitionsTable {
+  chain_id: number;
+  auction_id: number;
+  start_block: number;
+  deadline_block: number;
+  auction: unknown;
+  solutions: unknown;
+  created_at: CreatedAt;
+}
+
+export interface CompetitionSettlementsTable {
+  chain_id: number;
+  auction_id: number;
+  solver: Bytes;
+  tx_hash: Bytes | null;
+  status: string;
+  reason: string | null;
+  created_at: CreatedAt;
+}
+
+export interface IndexerCheckpointsTable { chain_id: number; name: string; block_number: number; block_hash: Bytes; updated_at: CreatedAt }
+export interface IndexedBlocksTable { chain_id: number; number: number; hash: Bytes; parent_hash: Bytes; timestamp: number }
+
+export interface DB {
+  chain_identity: ChainIdentityTable;
+  app_data: AppDataTable;
+  quotes: QuotesTable;
+  orders: OrdersTable;
+  order_quotes: OrderQuotesTable;
+  order_events: OrderEventsTable;
+  trades: TradesTable;
+  settlements: SettlementsTable;
+  invalidations: InvalidationsTable;
+  presignature_events: PresignatureEventsTable;
+  settlement_interactions: SettlementInteractionsTable;
+  auctions: AuctionsTable;
+  solver_competitions: SolverCompetitionsTable;
+  competition_settlements: CompetitionSettlementsTable;
+  indexer_checkpoints: IndexerCheckpointsTable;
+  indexed_blocks: IndexedBlocksTable;
+}

@@ -1,0 +1,193 @@
+/**
+ * The Fastify server every route lives on: schema-first validation (http/validation.ts), one error handler
+ * producing the envelope of the API a route belongs to, body caps, CORS, per-client rate limits (in Redis when
+ * configured, so replicas share one budget), OpenAPI at /docs, and /healthz + /readyz.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
+import { buildValidatorCompiler, describeValidationError } from './validation.js';
+import type { RateLimitConfig } from '../config/config.js';
+
+export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
+
+/** Order-book routes accept at most 16 KiB of JSON (reference orderbook.md §2). */
+export const ORDERBOOK_BODY_LIMIT = 16 * 1024;
+/** Largest body any route accepts (auxiliary routes with long address lists set their own, up to this). */
+export const MAX_BODY_LIMIT = 64 * 1024;
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<boolean>;
+}
+
+export interface HttpServerOptions {
+  logger: Logger;
+  rateLimit: RateLimitConfig;
+  redis?: Redis | null;
+  readiness: ReadinessCheck[];
+  version: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** which error envelope the route answers with */
+    api?: ApiFamily;
+  }
+}
+
+const ORDERBOOK_PATH = /^\/(?:[a-z_]+\/)?api\/v\d+(?:\/|$)/;
+
+function familyOf(request: FastifyRequest): ApiFamily {
+  const configured = (request.routeOptions?.config as { api?: ApiFamily } | undefined)?.api;
+  if (configured) return configured;
+  return ORDERBOOK_PATH.test(request.url.split('?')[0] ?? '') ? 'orderbook' : 'aux';
+}
+
+/** Sends a JSON value (including a bare JSON string, which Fastify would otherwise send as text/plain). */
+export function sendJson(reply: FastifyReply, status: number, value: unknown): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(value));
+}
+
+function reply4xx(request: FastifyRequest, reply: FastifyReply, status: number, errorType: string, description: string, data?: unknown) {
+  if (familyOf(request) === 'orderbook') {
+    return sendJson(reply, status, data === undefined ? { errorType, description } : { errorType, description, data });
+  }
+  return sendJson(reply, status, { message: description });
+}
+
+export async function buildHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const server = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: MAX_BODY_LIMIT,
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: undefined,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpServer;
+
+  server.setValidatorCompiler(buildValidatorCompiler());
+
+  server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
+    if (error instanceof OrderBookError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'order book error');
+      if (familyOf(request) === 'aux') return sendJson(reply, error.status, { message: error.description });
+      return sendJson(reply, error.status, error.data === undefined ? { errorType: error.errorType, description: error.description } : { errorType: error.errorType, description: error.description, data: error.data });
+    }
+    if (error instanceof AuxError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'aux error');
+      return sendJson(reply, error.status, { message: error.message });
+    }
+    if (error.validation) {
+      const { description } = describeValidationError(error.validationContext, error.validation as never[]);
+      return reply4xx(request, reply, 400, 'InvalidParameter', description);
+    }
+    const status = error.statusCode ?? 500;
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply4xx(request, reply, 413, 'PayloadTooLarge', `request body exceeds ${reply.request.routeOptions.bodyLimit ?? MAX_BODY_LIMIT} bytes`);
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply4xx(request, reply, 415, 'UnsupportedMediaType', 'Content-Type must be application/json');
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply4xx(request, reply, 400, 'InvalidParameter', 'body: a JSON body is required');
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return reply4xx(request, reply, 400, 'InvalidParameter', `body: malformed JSON (${error.message})`);
+    }
+    if (status === 429) {
+      const retryAfter = reply.getHeader('retry-after');
+      return reply4xx(request, reply, 429, 'RateLimited', `too many requests${retryAfter ? `, retry after ${retryAfter} s` : ''}`);
+    }
+    if (status >= 400 && status < 500) {
+      // Fastify/Node parse failures (e.g. malformed JSON: SyntaxError with statusCode 400)
+      const errorType = status === 400 ? 'InvalidParameter' : status === 404 ? 'NotFound' : 'BadRequest';
+      return reply4xx(request, reply, status, errorType, error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    if (familyOf(request) === 'orderbook') return sendJson(reply, 500, { errorType: 'InternalServerError', description: '' });
+    return sendJson(reply, 500, { message: 'Internal server error' });
+  });
+
+  server.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    return reply4xx(request, reply, 404, 'NotFound', `no route ${request.method} ${path}`);
+  });
+
+  await server.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'],
+    allowedHeaders: ['origin', 'content-type', 'accept', 'x-auth-token', 'x-appid', 'last-event-id'],
+  });
+
+  const { other } = options.rateLimit;
+  await server.register(rateLimit, {
+    global: true,
+    max: other > 0 ? other : 1_000_000_000,
+    timeWindow: 1000,
+    ...(options.redis ? { redis: options.redis, nameSpace: 'batchbook:ratelimit:' } : {}),
+    // Redis down: serve rather than refuse everybody (the limit is a protection, not a correctness rule)
+    skipOnError: true,
+    errorResponseBuilder: (_req, ctx) => {
+      const err = new Error(`too many requests, retry after ${Math.ceil(ctx.ttl / 1000)} s`) as Error & { statusCode: number };
+      err.statusCode = ctx.statusCode;
+      return err;
+    },
+    addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
+    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
+  });
+
+  await server.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'batchbook',
+        version: options.version,
+        description:
+          'CoW-Protocol-compatible order book (`/{network}/api/v1`, and `/api/v1` for the default network) and auxiliary API (`/{chainId}/...`).',
+      },
+      tags: [
+        { name: 'orderbook', description: 'Order-book API (errors: `{errorType, description}`)' },
+        { name: 'auxiliary', description: 'Auxiliary API (errors: `{message}`)' },
+        { name: 'devnet', description: 'The embedded development chain' },
+        { name: 'ops', description: 'Health and readiness' },
+      ],
+    },
+  });
+  await server.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
+
+  server.get('/healthz', { schema: { tags: ['ops'], response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } }, config: { api: 'aux', rateLimit: false } }, async () => ({ status: 'ok' }));
+  server.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['ops'],
+        response: {
+          200: { type: 'object', properties: { status: { type: 'string' }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } } },
+          503: { type: 'object', properties: { status: { type: 'string' }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } } },
+        },
+      },
+      config: { api: 'aux', rateLimit: false },
+    },
+    async (_req, reply) => {
+      const results = await Promise.all(
+        options.readiness.map(async (c) => [c.name, await c.check().catch(() => false)] as const),
+      );
+      const checks = Object.fromEntries(results);
+      const ok = results.every(([, v]) => v);
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
+    },
+  );
+  return server;
+}
+
+/** Route-level rate limit for a class of endpoint (spec §8: quotes ≈ 10/s, submissions ≈ 5/s). */
+export function rateLimitFor(config: RateLimitConfig, kind: keyof RateLimitConfig): { max: number; timeWindow: number } | false {
+  const max = config[kind];
+  return max > 0 ? { max, timeWindow: 1000 } : false;
+}

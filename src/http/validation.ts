@@ -1,0 +1,46 @@
+/**
+ * Schema validation with Ajv: JSON bodies are validated as sent (no type coercion: an amount sent as a number
+ * is an error, not silently converted), while path and query parameters — always strings on the wire — are
+ * coerced to the declared types.
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+
+function makeAjv(coerce: boolean) {
+  return new Ajv({
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+  });
+}
+
+export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const strict = makeAjv(false);
+  const coercing = makeAjv(true);
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? strict : coercing;
+    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  };
+}
+
+/** "body.sellAmount: must be string" — names the field that failed. */
+export function describeValidationError(context: string | undefined, errors: Partial<ErrorObject>[]): { field: string; description: string } {
+  const first = errors[0] ?? {};
+  const part = context ?? 'request';
+  let path = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const params = (first.params ?? {}) as Record<string, unknown>;
+  if (first.keyword === 'required' && typeof params.missingProperty === 'string') {
+    path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
+    return { field: path, description: `${part}.${path} is required` };
+  }
+  if (first.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
+    return { field: path, description: `${part}.${path} is not allowed` };
+  }
+  let message = first.message ?? 'is invalid';
+  if (first.keyword === 'enum' && Array.isArray(params.allowedValues)) message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  const field = path || part;
+  return { field, description: `${path ? `${part}.${path}` : part}: ${message}` };
+}
