@@ -4,6 +4,7 @@
  */
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { statements as orderbook } from './migrations/001_orderbook.js';
+import { statements as indexer } from './migrations/002_indexer.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -17,6 +18,7 @@ function fromStatements(list: string[]): Migration {
 export function allMigrations(): Record<string, Migration> {
   return {
     '001_orderbook': fromStatements(orderbook),
+    '002_indexer': fromStatements(indexer),
   };
 }
 

@@ -55,6 +55,8 @@ export interface OrdersTable {
   class: 'market' | 'limit' | 'liquidity';
   settlement_contract: Bytes;
   cancellation_timestamp: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  outside_market: ColumnType<boolean, boolean | undefined, boolean>;
+  valid_from: number | null;
 }
 
 export interface OrderQuotesTable {
@@ -140,4 +142,37 @@ export interface DB {
   competition_settlements: CompetitionSettlementsTable;
   indexer_checkpoints: IndexerCheckpointsTable;
   indexed_blocks: IndexedBlocksTable;
+  erc20_transfers: Erc20TransfersTable;
+  token_holder_balances: TokenHolderBalancesTable;
+  amm_pools: AmmPoolsTable;
+  amm_syncs: AmmSyncsTable;
+  amm_swaps: AmmSwapsTable;
+  indexer_sources: IndexerSourcesTable;
 }
+
+// 002_indexer
+type BlockTimestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface Erc20TransfersTable extends LogKey {
+  token: Bytes;
+  from_address: Bytes;
+  to_address: Bytes;
+  value: Numeric;
+  kind: 'transfer' | 'deposit' | 'withdrawal';
+  tx_hash: Bytes;
+}
+export interface TokenHolderBalancesTable { chain_id: number; token: Bytes; holder: Bytes; balance: Numeric }
+export interface AmmPoolsTable { chain_id: number; address: Bytes; token0: Bytes; token1: Bytes; factory: Bytes | null; created_block: number | null }
+export interface AmmSyncsTable extends LogKey { pool: Bytes; reserve0: Numeric; reserve1: Numeric; block_timestamp: BlockTimestamp }
+export interface AmmSwapsTable extends LogKey {
+  pool: Bytes;
+  sender: Bytes;
+  recipient: Bytes;
+  amount0_in: Numeric;
+  amount1_in: Numeric;
+  amount0_out: Numeric;
+  amount1_out: Numeric;
+  tx_hash: Bytes;
+  block_timestamp: BlockTimestamp;
+}
+export interface IndexerSourcesTable { chain_id: number; name: string; address: Bytes; kind: 'settlement' | 'token' | 'pool' | 'factory'; from_block: number }

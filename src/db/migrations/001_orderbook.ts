@@ -56,6 +56,8 @@ export const statements: string[] = [
      class text not null check (class in ('market', 'limit', 'liquidity')),
      settlement_contract bytea not null check (length(settlement_contract) = 20),
      cancellation_timestamp timestamptz,
+     outside_market boolean not null default false,
+     valid_from bigint,
      primary key (chain_id, uid))`,
   `create index orders_owner_created on orders (chain_id, owner, created_at desc)`,
   `create index orders_open on orders (chain_id, valid_to) where cancellation_timestamp is null`,

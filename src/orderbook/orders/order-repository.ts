@@ -1,0 +1,279 @@
+/**
+ * Storage of orders: inserts, and reads that come back with what the chain has said about them (executed
+ * amounts from indexed trades, on-chain invalidation, the latest presignature) in the same query.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Address, Hex } from 'viem';
+import type { Insertable } from 'kysely';
+import type { DB, OrdersTable } from '../../db/schema.js';
+import { fromNumeric, toBytes, toHex, toHexOrNull, toNumeric } from '../../db/codec.js';
+import type { StoredQuote } from '../quotes/stored-quote.js';
+
+export interface StoredOrder {
+  chainId: number;
+  uid: Hex;
+  owner: Address;
+  createdAt: Date;
+  sellToken: Address;
+  buyToken: Address;
+  receiver: Address | null;
+  sellAmount: bigint;
+  buyAmount: bigint;
+  validTo: number;
+  appData: Hex;
+  feeAmount: bigint;
+  kind: 'sell' | 'buy';
+  partiallyFillable: boolean;
+  signature: Hex;
+  signingScheme: 'eip712' | 'ethsign' | 'presign' | 'eip1271';
+  sellTokenBalance: string;
+  buyTokenBalance: string;
+  class: 'market' | 'limit' | 'liquidity';
+  settlementContract: Address;
+  cancelledAt: Date | null;
+  outsideMarket: boolean;
+  validFrom: number | null;
+  /** from indexed trades */
+  executedSell: bigint;
+  executedBuy: bigint;
+  executedFee: bigint;
+  /** an on-chain OrderInvalidated was indexed */
+  invalidatedOnChain: boolean;
+  /** latest PreSignature event: true/false, or null when none */
+  presigned: boolean | null;
+  fullAppData: string | null;
+  quote: (StoredQuote & { id: number | null }) | null;
+}
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+function baseQuery(db: Db) {
+  return db
+    .selectFrom('orders as o')
+    .leftJoin('app_data as ad', 'ad.contract_app_data', 'o.app_data')
+    .leftJoin('order_quotes as q', (join) => join.onRef('q.chain_id', '=', 'o.chain_id').onRef('q.order_uid', '=', 'o.uid'))
+    .selectAll('o')
+    .select([
+      'ad.full_app_data',
+      'q.sell_amount as q_sell_amount',
+      'q.buy_amount as q_buy_amount',
+      'q.fee_amount as q_fee_amount',
+      'q.gas_amount as q_gas_amount',
+      'q.gas_price as q_gas_price',
+      'q.sell_token_price as q_sell_token_price',
+      'q.solver as q_solver',
+      'q.verified as q_verified',
+      sql<string>`coalesce((select sum(t.sell_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0)`.as('executed_sell'),
+      sql<string>`coalesce((select sum(t.buy_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0)`.as('executed_buy'),
+      sql<string>`coalesce((select sum(t.fee_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0)`.as('executed_fee'),
+      sql<boolean>`exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)`.as('invalidated_on_chain'),
+      sql<boolean | null>`(select p.signed from presignature_events p where p.chain_id = o.chain_id and p.order_uid = o.uid order by p.block_number desc, p.log_index desc limit 1)`.as('presigned'),
+    ]);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
+
+function fromRow(row: Row): StoredOrder {
+  return {
+    chainId: row.chain_id,
+    uid: toHex(row.uid),
+    owner: toHex(row.owner) as Address,
+    createdAt: new Date(row.created_at),
+    sellToken: toHex(row.sell_token) as Address,
+    buyToken: toHex(row.buy_token) as Address,
+    receiver: toHexOrNull(row.receiver) as Address | null,
+    sellAmount: fromNumeric(row.sell_amount),
+    buyAmount: fromNumeric(row.buy_amount),
+    validTo: Number(row.valid_to),
+    appData: toHex(row.app_data),
+    feeAmount: fromNumeric(row.fee_amount),
+    kind: row.kind,
+    partiallyFillable: row.partially_fillable,
+    signature: toHex(row.signature),
+    signingScheme: row.signing_scheme,
+    sellTokenBalance: row.sell_token_balance,
+    buyTokenBalance: row.buy_token_balance,
+    class: row.class,
+    settlementContract: toHex(row.settlement_contract) as Address,
+    cancelledAt: row.cancellation_timestamp ? new Date(row.cancellation_timestamp) : null,
+    outsideMarket: row.outside_market,
+    validFrom: row.valid_from === null ? null : Number(row.valid_from),
+    executedSell: fromNumeric(row.executed_sell),
+    executedBuy: fromNumeric(row.executed_buy),
+    executedFee: fromNumeric(row.executed_fee),
+    invalidatedOnChain: Boolean(row.invalidated_on_chain),
+    presigned: row.presigned === null || row.presigned === undefined ? null : Boolean(row.presigned),
+    fullAppData: row.full_app_data ? Buffer.from(row.full_app_data).toString('utf8') : null,
+    quote:
+      row.q_sell_amount === null || row.q_sell_amount === undefined
+        ? null
+        : {
+            id: null,
+            sellAmount: fromNumeric(row.q_sell_amount),
+            buyAmount: fromNumeric(row.q_buy_amount!),
+            feeAmount: fromNumeric(row.q_fee_amount!),
+            gasAmount: fromNumeric(row.q_gas_amount!),
+            gasPrice: fromNumeric(row.q_gas_price!),
+            sellTokenPrice: Number(row.q_sell_token_price),
+            solver: row.q_solver!,
+            verified: Boolean(row.q_verified),
+          },
+  };
+}
+
+export interface NewOrder {
+  chainId: number;
+  uid: Hex;
+  owner: Address;
+  sellToken: Address;
+  buyToken: Address;
+  receiver: Address | null;
+  sellAmount: bigint;
+  buyAmount: bigint;
+  validTo: number;
+  appData: Hex;
+  feeAmount: bigint;
+  kind: 'sell' | 'buy';
+  partiallyFillable: boolean;
+  signature: Hex;
+  signingScheme: StoredOrder['signingScheme'];
+  sellTokenBalance: string;
+  buyTokenBalance: string;
+  class: StoredOrder['class'];
+  settlementContract: Address;
+  outsideMarket: boolean;
+  validFrom: number | null;
+}
+
+export class OrderRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  transaction<T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  async exists(chainId: number, uid: Hex, db: Db = this.db): Promise<boolean> {
+    const row = await db.selectFrom('orders').select('uid').where('chain_id', '=', chainId).where('uid', '=', toBytes(uid)).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Inserts the order (+ its quote and a `created` event); false when the UID already exists. */
+  async insert(order: NewOrder, quote: StoredQuote | null, db: Db = this.db): Promise<boolean> {
+    const values: Insertable<OrdersTable> = {
+      chain_id: order.chainId,
+      uid: toBytes(order.uid),
+      owner: toBytes(order.owner),
+      sell_token: toBytes(order.sellToken),
+      buy_token: toBytes(order.buyToken),
+      receiver: order.receiver ? toBytes(order.receiver) : null,
+      sell_amount: toNumeric(order.sellAmount),
+      buy_amount: toNumeric(order.buyAmount),
+      valid_to: order.validTo,
+      app_data: toBytes(order.appData),
+      fee_amount: toNumeric(order.feeAmount),
+      kind: order.kind,
+      partially_fillable: order.partiallyFillable,
+      signature: toBytes(order.signature),
+      signing_scheme: order.signingScheme,
+      sell_token_balance: order.sellTokenBalance,
+      buy_token_balance: order.buyTokenBalance,
+      class: order.class,
+      settlement_contract: toBytes(order.settlementContract),
+      outside_market: order.outsideMarket,
+      valid_from: order.validFrom,
+    };
+    const inserted = await db.insertInto('orders').values(values).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning('uid').executeTakeFirst();
+    if (!inserted) return false;
+    if (quote) {
+      await db
+        .insertInto('order_quotes')
+        .values({
+          chain_id: order.chainId,
+          order_uid: toBytes(order.uid),
+          sell_amount: toNumeric(quote.sellAmount),
+          buy_amount: toNumeric(quote.buyAmount),
+          fee_amount: toNumeric(quote.feeAmount),
+          gas_amount: toNumeric(quote.gasAmount),
+          gas_price: toNumeric(quote.gasPrice),
+          sell_token_price: quote.sellTokenPrice,
+          solver: quote.solver,
+          verified: quote.verified,
+        })
+        .execute();
+    }
+    await this.addEvent(order.chainId, order.uid, 'created', null, db);
+    return true;
+  }
+
+  async addEvent(chainId: number, uid: Hex, label: string, reason: string | null, db: Db = this.db): Promise<void> {
+    await db.insertInto('order_events').values({ chain_id: chainId, order_uid: toBytes(uid), label, reason }).execute();
+  }
+
+  /** Sets the cancellation timestamp of orders not yet cancelled; returns how many changed. */
+  async markCancelled(chainId: number, uids: Hex[], db: Db = this.db): Promise<number> {
+    if (uids.length === 0) return 0;
+    const changed = await db
+      .updateTable('orders')
+      .set({ cancellation_timestamp: sql`now()` as unknown as Date })
+      .where('chain_id', '=', chainId)
+      .where('uid', 'in', uids.map(toBytes))
+      .where('cancellation_timestamp', 'is', null)
+      .returning('uid')
+      .execute();
+    for (const row of changed) await this.addEvent(chainId, toHex(row.uid), 'cancelled', null, db);
+    return changed.length;
+  }
+
+  async get(chainId: number, uid: Hex, db: Db = this.db): Promise<StoredOrder | null> {
+    const row = await baseQuery(db).where('o.chain_id', '=', chainId).where('o.uid', '=', toBytes(uid)).executeTakeFirst();
+    return row ? fromRow(row) : null;
+  }
+
+  async getMany(chainId: number, uids: Hex[], db: Db = this.db): Promise<StoredOrder[]> {
+    if (uids.length === 0) return [];
+    const rows = await baseQuery(db).where('o.chain_id', '=', chainId).where('o.uid', 'in', uids.map(toBytes)).execute();
+    return rows.map(fromRow);
+  }
+
+  async byOwner(chainId: number, owner: Address, offset: number, limit: number): Promise<StoredOrder[]> {
+    const rows = await baseQuery(this.db)
+      .where('o.chain_id', '=', chainId)
+      .where('o.owner', '=', toBytes(owner))
+      .orderBy('o.created_at', 'desc')
+      .orderBy('o.uid')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  async byTransaction(chainId: number, txHash: Hex): Promise<StoredOrder[]> {
+    const rows = await baseQuery(this.db)
+      .where('o.chain_id', '=', chainId)
+      .where((eb) => eb.exists(eb.selectFrom('trades as t').select('t.order_uid').whereRef('t.chain_id', '=', 'o.chain_id').whereRef('t.order_uid', '=', 'o.uid').where('t.tx_hash', '=', toBytes(txHash))))
+      .orderBy('o.created_at')
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** Open (not cancelled, not expired, not invalidated) limit orders of an owner that were outside the market. */
+  async countOpenOutsideMarketLimitOrders(chainId: number, owner: Address, nowSeconds: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('orders as o')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('o.chain_id', '=', chainId)
+      .where('o.owner', '=', toBytes(owner))
+      .where('o.class', '=', 'limit')
+      .where('o.outside_market', '=', true)
+      .where('o.cancellation_timestamp', 'is', null)
+      .where('o.valid_to', '>=', nowSeconds)
+      .where(sql<boolean>`not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)`)
+      .where(
+        sql<boolean>`(case when o.kind = 'sell'
+            then coalesce((select sum(t.sell_amount - t.fee_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0) < o.sell_amount
+            else coalesce((select sum(t.buy_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0) < o.buy_amount end)`,
+      )
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
