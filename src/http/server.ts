@@ -66,11 +66,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
   const server = Fastify({
     loggerInstance: options.logger,
     bodyLimit: MAX_BODY_LIMIT,
-    disableRequestLogging: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: undefined,
-    routerOptions: { ignoreTrailingSlash: true },
+    // order UIDs are 114 characters; the default 100 would answer 414
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpServer;
 
   server.setValidatorCompiler(buildValidatorCompiler());

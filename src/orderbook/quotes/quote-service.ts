@@ -39,7 +39,7 @@ export interface QuoteRequestBody {
 export interface QuoteChainReads {
   gasPrice(): Promise<bigint>;
   /** null when the address is not an ERC-20 token contract */
-  tokenMetadata(token: Address): Promise<{ decimals: number; symbol: string } | null>;
+  tokenMetadata(token: Address): Promise<{ decimals: number; symbol: string | null } | null>;
 }
 
 export interface QuotePolicy {

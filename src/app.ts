@@ -1,0 +1,155 @@
+/**
+ * The composition root: config → infrastructure (database, chains) → services → HTTP and background loops.
+ * Nothing else constructs long-lived objects; everything is passed in from here.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config/config.js';
+import { openDatabase, type Database } from './db/connection.js';
+import { buildHttpServer, type HttpServer, type ReadinessCheck } from './http/server.js';
+import { AppDataService } from './orderbook/app-data.js';
+import { registerOrderBookRoutes } from './orderbook/routes/index.js';
+import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-services.js';
+import { readPackageVersion } from './version.js';
+import { startDevnet, type Devnet } from './chain/devnet/index.js';
+import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import { ensureChainIdentity } from './chain/chain-identity.js';
+import { registerDevnetRoutes } from './chain/devnet-routes.js';
+import { startBackgroundLoops } from './loops.js';
+
+export interface App {
+  server: HttpServer;
+  database: Database;
+  networks: ChainNetwork[];
+  orderBooks: Map<string, OrderBookBuild>;
+  devnet: Devnet | null;
+  /** where things are, for the start-up banner */
+  urls: { base: string; orderBook: Record<string, string>; docs: string; health: string; ready: string; devnetRpc: string | null };
+  /** resolves when the app must stop by itself (e.g. the devnet died) with the reason */
+  fatal: Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** listen on config.host:config.port (false: build everything, use server.inject) */
+  listen?: boolean;
+  /** use this database instead of opening one from the config (tests) */
+  database?: Database;
+  /** current time in unix seconds (tests) */
+  now?: () => number;
+}
+
+export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
+  const version = readPackageVersion();
+  const closers: Array<() => Promise<void>> = [];
+  const abort = new AbortController();
+  let fatalReason: (reason: string) => void = () => {};
+  const fatal = new Promise<string>((resolve) => (fatalReason = resolve));
+
+  try {
+    // the database and the devnet start side by side
+    const databasePromise = options.database
+      ? Promise.resolve(options.database)
+      : (logger.info(config.databaseUrl ? 'database: connecting to PostgreSQL' : `database: opening PGlite in ${join(config.dataDir, 'pglite')}`),
+        openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }));
+    const devnetPromise = config.devnet.enabled
+      ? startDevnet({
+          dataDir: join(config.dataDir, 'devnet-chain'),
+          port: config.devnet.port,
+          blockTime: config.devnet.blockTime,
+          activity: config.devnet.activity,
+          historyHours: config.devnet.historyHours,
+          logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
+          signal: abort.signal,
+        })
+      : Promise.resolve(null);
+    const [dbResult, devnetResult] = await Promise.allSettled([databasePromise, devnetPromise]);
+    if (devnetResult.status === 'fulfilled' && devnetResult.value) closers.push(() => devnetResult.value!.stop());
+    if (dbResult.status === 'fulfilled' && !options.database) closers.push(() => dbResult.value.close());
+    if (dbResult.status === 'rejected') throw dbResult.reason;
+    if (devnetResult.status === 'rejected') throw devnetResult.reason;
+    const database = dbResult.value;
+    const devnet = devnetResult.value;
+    logger.info(`database: ready (${database.engine})`);
+    if (devnet) {
+      void devnet.exited.then((exit) => {
+        if (!abort.signal.aborted) fatalReason(`the devnet (anvil) exited unexpectedly (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`);
+      });
+    }
+
+    // the networks served
+    const networks: ChainNetwork[] = [];
+    if (devnet) networks.push(await devnetNetwork(devnet, config));
+    for (const [chainId, url] of config.rpcUrls) {
+      logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
+      networks.push(await rpcNetwork(chainId, url, config));
+    }
+    for (const network of networks) {
+      const { reset } = await ensureChainIdentity(database.db, network.chainId, network.genesisHash, network.devnet?.fresh ?? false);
+      if (reset) logger.warn(`${network.name}: the chain changed (block 0 differs); its indexed and order-book data were deleted`);
+    }
+    const defaultNetwork = config.defaultNetwork ?? networks[0]?.name ?? null;
+    if (config.defaultNetwork && !networks.some((n) => n.name === config.defaultNetwork)) {
+      throw new Error(`DEFAULT_NETWORK=${config.defaultNetwork} is not one of the served networks (${networks.map((n) => n.name).join(', ') || 'none'})`);
+    }
+
+    const readiness: ReadinessCheck[] = [
+      { name: 'database', check: () => database.ping() },
+      ...networks.map((n) => ({ name: `chain:${n.name}`, check: async () => (await n.reader.blockNumber()) >= 0n })),
+    ];
+    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version });
+
+    const appData = new AppDataService(database.db);
+    const orderBooks = new Map<string, OrderBookBuild>();
+    for (const network of networks) {
+      const build = buildOrderBookServices(network, database.db, config, appData, options.now);
+      orderBooks.set(network.name, build);
+      const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
+      await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
+      if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
+    }
+    if (devnet) registerDevnetRoutes(server, devnet);
+
+    const loops = startBackgroundLoops({ networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason });
+    closers.push(() => loops.stop());
+
+    if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
+    else await server.ready();
+    const address = server.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+    let closed = false;
+    return {
+      server,
+      database,
+      networks,
+      orderBooks,
+      devnet,
+      fatal,
+      urls: {
+        base,
+        orderBook: Object.fromEntries([
+          ...networks.map((n) => [n.name, `${base}/${n.name}/api/v1`]),
+          ...(defaultNetwork ? [[`default: ${defaultNetwork}`, `${base}/api/v1`]] : []),
+        ]),
+        docs: `${base}/docs`,
+        health: `${base}/healthz`,
+        ready: `${base}/readyz`,
+        devnetRpc: devnet?.rpcUrl ?? null,
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        abort.abort();
+        // stop accepting and drain in-flight requests first, then loops, chain and database
+        await server.close().catch((err) => logger.warn({ err }, 'http: close failed'));
+        for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+      },
+    };
+  } catch (err) {
+    abort.abort();
+    for (const close of closers.reverse()) await close().catch(() => {});
+    throw err;
+  }
+}

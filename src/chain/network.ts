@@ -1,0 +1,91 @@
+/**
+ * One served network: its client, reader and the addresses the services need. The devnet is one more
+ * network whose addresses come from its deployment; a real chain's from the protocol tables.
+ */
+import type { Address, Hex } from 'viem';
+import type { Config } from '../config/config.js';
+import { networkByChainId, SETTLEMENT_ADDRESS, VAULT_RELAYER_ADDRESS } from '../protocol/index.js';
+import { createChainClient, type ChainClient } from './client.js';
+import { ChainReader } from './reader.js';
+import type { Devnet } from './devnet/index.js';
+import { knownAmm, knownUsdStables, type AmmDeployment } from './amm-registry.js';
+
+export interface ChainNetwork {
+  name: string;
+  chainId: number;
+  rpcUrl: string;
+  client: ChainClient;
+  reader: ChainReader;
+  settlement: Address;
+  vaultRelayer: Address;
+  wrappedNative: Address | null;
+  nativeCurrency: { symbol: string; name: string; decimals: number };
+  amm: AmmDeployment | null;
+  /** intermediate tokens for routing and pricing (wrapped native first) */
+  connectors: Address[];
+  usdStables: Address[];
+  /** tokens whose Transfers are indexed (holders) */
+  trackedTokens: Address[];
+  /** AMM pools whose Sync/Swap events are indexed */
+  trackedPools: Array<{ address: Address; token0: Address; token1: Address }>;
+  genesisHash: Hex;
+  devnet: Devnet | null;
+}
+
+const lower = (a: string) => a.toLowerCase() as Address;
+
+export async function devnetNetwork(devnet: Devnet, config: Config): Promise<ChainNetwork> {
+  const client = createChainClient({ chainId: 31337, rpcUrl: devnet.rpcUrl, timeoutMs: config.outboundTimeoutMs });
+  const reader = new ChainReader(client, { pollingIntervalMs: Math.max(200, Math.min(1000, devnet.blockTime * 500)) });
+  const { contracts, tokens, pools } = devnet.deployment;
+  const weth = lower(contracts.weth);
+  const usd = tokens.filter((t) => /USD/.test(t.symbol) && t.decimals === 6).map((t) => lower(t.address));
+  return {
+    name: 'devnet',
+    chainId: 31337,
+    rpcUrl: devnet.rpcUrl,
+    client,
+    reader,
+    settlement: lower(contracts.settlement),
+    vaultRelayer: lower(contracts.vaultRelayer),
+    wrappedNative: weth,
+    nativeCurrency: { symbol: 'ETH', name: 'Ether', decimals: 18 },
+    amm: { name: 'uniswap-v2', factory: lower(contracts.ammFactory), router: lower(contracts.ammRouter) },
+    connectors: [weth, ...usd],
+    usdStables: [...usd, ...tokens.filter((t) => /USD|DAI/.test(t.symbol) && !usd.includes(lower(t.address))).map((t) => lower(t.address))],
+    trackedTokens: tokens.map((t) => lower(t.address)),
+    trackedPools: pools.map((p) => ({ address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1) })),
+    genesisHash: devnet.genesisHash,
+    devnet,
+  };
+}
+
+export async function rpcNetwork(chainId: number, rpcUrl: string, config: Config): Promise<ChainNetwork> {
+  const known = networkByChainId(chainId);
+  if (!known) throw new Error(`RPC_URL_${chainId}: chain ${chainId} is not a supported order-book network`);
+  const client = createChainClient({ chainId, rpcUrl, timeoutMs: config.outboundTimeoutMs });
+  const actual = await client.getChainId();
+  if (actual !== chainId) throw new Error(`RPC_URL_${chainId} answers for chain ${actual}, not ${chainId}`);
+  const genesis = await client.getBlock({ blockNumber: 0n });
+  const reader = new ChainReader(client, { pollingIntervalMs: 4000 });
+  const wrapped = known.wrappedNativeToken ? lower(known.wrappedNativeToken) : null;
+  const usd = knownUsdStables(chainId);
+  return {
+    name: known.name,
+    chainId,
+    rpcUrl,
+    client,
+    reader,
+    settlement: lower(SETTLEMENT_ADDRESS),
+    vaultRelayer: lower(VAULT_RELAYER_ADDRESS),
+    wrappedNative: wrapped,
+    nativeCurrency: { symbol: known.nativeCurrency.symbol, name: known.nativeCurrency.symbol, decimals: known.nativeCurrency.decimals },
+    amm: knownAmm(chainId),
+    connectors: [...(wrapped ? [wrapped] : []), ...usd],
+    usdStables: usd,
+    trackedTokens: [...(wrapped ? [wrapped] : []), ...usd],
+    trackedPools: [],
+    genesisHash: genesis.hash!,
+    devnet: null,
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * CLI entry: `npm start`. Loads the configuration (env + optional .env), starts everything and prints where it
+ * is; Ctrl-C / SIGTERM stop it cleanly: stop accepting, drain requests, stop loops and the devnet, close the DB.
+ */
+import { pino } from 'pino';
+import { ConfigError, loadConfig, readDotEnv } from './config/config.js';
+import { startApp } from './app.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(readDotEnv(process.env));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const started = Date.now();
+  logger.info(`batchbook starting (data dir ${config.dataDir})`);
+
+  let app: Awaited<ReturnType<typeof startApp>>;
+  try {
+    app = await startApp(config, logger);
+  } catch (err) {
+    logger.fatal({ err }, `start-up failed: ${(err as Error).message}`);
+    process.exit(1);
+  }
+
+  const lines = [
+    `batchbook is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    ...Object.entries(app.urls.orderBook).map(([name, url]) => `  order book (${name}): ${url}`),
+    ...(app.urls.devnetRpc ? [`  devnet JSON-RPC:      ${app.urls.devnetRpc} (chain 31337; contracts, tokens, accounts: ${app.urls.base}/devnet)`] : []),
+    `  auxiliary API:        ${app.urls.base}/{chainId}/...`,
+    `  API docs:             ${app.urls.docs}`,
+    `  health / readiness:   ${app.urls.health} , ${app.urls.ready}`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: shutting down`);
+    const hard = setTimeout(() => {
+      logger.error('shutdown took longer than 8 s, exiting');
+      process.exit(1);
+    }, 8000);
+    hard.unref();
+    await app.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  void app.fatal.then((reason) => {
+    logger.fatal(reason);
+    void app.close().finally(() => process.exit(1));
+  });
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+void main();

@@ -1,0 +1,75 @@
+/** Builds the order-book services of one network from its chain runtime, the database and the configuration. */
+import type { Kysely } from 'kysely';
+import type { Address, Hex } from 'viem';
+import type { Config } from '../config/config.js';
+import type { DB } from '../db/schema.js';
+import type { ChainNetwork } from '../chain/network.js';
+import { AppDataService } from './app-data.js';
+import { OrderRepository } from './orders/order-repository.js';
+import { OrderService } from './orders/order-service.js';
+import { CancellationService } from './orders/cancellation-service.js';
+import { DEFAULT_ORDER_POLICY } from './orders/order-ports.js';
+import { TradeService } from './trades/trade-service.js';
+import { QuoteService } from './quotes/quote-service.js';
+import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
+import { AmmNativePrice } from './pricing/amm-native-price.js';
+import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
+import { OrderBookError } from '../http/errors.js';
+import type { CompetitionStatusBody, OrderBookNetworkServices } from './routes/context.js';
+
+class NoEstimator implements TradeEstimator {
+  readonly name = 'none';
+  async estimate(): Promise<never> {
+    throw new OrderBookError('NoLiquidity', 'no price estimator is configured for this network');
+  }
+}
+
+export interface OrderBookBuild {
+  services: OrderBookNetworkServices;
+  estimator: TradeEstimator;
+  nativePrices: NativePriceSource;
+  orders: OrderRepository;
+}
+
+export function buildOrderBookServices(network: ChainNetwork, db: Kysely<DB>, config: Config, appData: AppDataService, now: () => number = DEFAULT_ORDER_POLICY.now): OrderBookBuild {
+  const { chainId, settlement, reader } = network;
+  const estimator: TradeEstimator = network.amm
+    ? new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors })
+    : new NoEstimator();
+  const nativePrices: NativePriceSource =
+    network.amm && network.wrappedNative
+      ? new AmmNativePrice({ client: network.client as never, factory: network.amm.factory, wrappedNative: network.wrappedNative, connectors: network.connectors })
+      : { nativePrice: async () => null };
+  const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
+  const quotes = new QuoteService({
+    chainId, db, appData, estimator, nativePrices, policy,
+    chain: { gasPrice: () => reader.gasPrice(), tokenMetadata: (t) => reader.tokenMetadata(t) },
+  });
+  const repo = new OrderRepository(db);
+  const orders = new OrderService({
+    chainId, settlement, orders: repo, appData, quoter: quotes, policy,
+    chain: {
+      async balanceAndAllowance(owner, token) {
+        const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);
+        return { balance: r?.balance ?? 0n, allowance: r?.allowance ?? 0n };
+      },
+      isValidSignature1271: (owner, digest, signature) => reader.isValidSignature1271(owner, digest, signature, { caller: settlement }),
+    },
+  });
+  const cancellations = new CancellationService({ chainId, settlement, orders: repo, now });
+  const trades = new TradeService({ chainId, db, nativePrice: (t: Address) => nativePrices.nativePrice(t) });
+  const competitionStatus = async (uid: Hex): Promise<CompetitionStatusBody | null> => {
+    const order = await orders.stored(uid);
+    if (!order) return null;
+    const status = await orders.status(uid);
+    if (status === 'fulfilled') return { type: 'traded', value: [] };
+    if (status === 'cancelled' || status === 'expired') return { type: 'cancelled' };
+    return { type: 'open' };
+  };
+  return {
+    services: { appData, orders, cancellations, trades, quotes, nativePrices, competitionStatus },
+    estimator,
+    nativePrices,
+    orders: repo,
+  };
+}

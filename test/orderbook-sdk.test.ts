@@ -1,0 +1,134 @@
+/**
+ * The official client (@cowprotocol/cow-sdk OrderBookApi + OrderSigningUtils with the viem adapter) drives the
+ * order book running on the real devnet: app data, quote, sign, submit, read, list, trades, native price,
+ * cancel (single and batch).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { OrderBookApi, OrderSigningUtils, OrderBookApiError, setGlobalAdapter } from '@cowprotocol/cow-sdk';
+import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
+import { createPublicClient, http, keccak256, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startTestApp, type TestApp } from './fixtures/app.js';
+
+const CHAIN_ID = 31337;
+const SETTLEMENT = '0x9008D19f58AAbD9eD0D60971565AA8510560ab41';
+const override = { settlementContractOverride: { [CHAIN_ID]: SETTLEMENT } } as never;
+
+describe('order book driven by the official SDK', () => {
+  let app: TestApp;
+  let api: OrderBookApi;
+  let trader: ReturnType<typeof privateKeyToAccount>;
+  let weth: Hex;
+  let usdc: Hex;
+
+  before(async () => {
+    app = await startTestApp();
+    const d = app.devnet!.describe();
+    trader = privateKeyToAccount(d.accounts.find((a) => a.role === 'trader')!.privateKey);
+    weth = d.tokens.find((t) => t.symbol === 'WETH')!.address;
+    usdc = d.tokens.find((t) => t.symbol === 'USDC')!.address;
+    const provider = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+    setGlobalAdapter(new ViemAdapter({ provider: provider as never, signer: trader as never }) as never);
+    api = new OrderBookApi({
+      chainId: CHAIN_ID as never,
+      env: 'prod',
+      baseUrls: { [CHAIN_ID]: `${app.baseUrl}/devnet` } as never,
+      backoffOpts: { numOfAttempts: 1 },
+      limiterOpts: { tokensPerInterval: 1000, interval: 'second' },
+    } as never);
+  });
+  after(async () => {
+    await app?.stop();
+  });
+
+  async function placeOrder(opts: { sellAmount?: bigint; appData?: string; validFor?: number } = {}) {
+    const appDataDoc = opts.appData ?? '{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}';
+    const appDataHash = keccak256(toHex(appDataDoc));
+    await api.uploadAppData(appDataHash, appDataDoc);
+    const { quote, id } = await api.getQuote({
+      sellToken: weth, buyToken: usdc, from: trader.address, receiver: trader.address, kind: 'sell' as never,
+      sellAmountBeforeFee: String(opts.sellAmount ?? 10n ** 17n), appData: appDataDoc, validFor: opts.validFor,
+    } as never);
+    const order = {
+      sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: trader.address,
+      sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
+      buyAmount: ((BigInt(quote.buyAmount) * 995n) / 1000n).toString(),
+      validTo: quote.validTo, appData: appDataHash, feeAmount: '0', kind: quote.kind,
+      partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
+    };
+    const signed = await OrderSigningUtils.signOrder(order as never, CHAIN_ID as never, trader as never, override);
+    const uid = await api.sendOrder({ ...order, appData: appDataDoc, appDataHash, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address, quoteId: id } as never);
+    const expected = await OrderSigningUtils.generateOrderId(CHAIN_ID as never, order as never, { owner: trader.address } as never, override);
+    return { uid, expectedUid: expected.orderId, order, quoteId: id, quote };
+  }
+
+  it('uploads app data, quotes, signs and submits: 201 with the UID the SDK computes', async () => {
+    const { uid, expectedUid, quoteId, quote } = await placeOrder();
+    assert.equal(uid, expectedUid);
+    assert.ok(typeof quoteId === 'number' && quoteId > 0);
+    assert.ok(BigInt(quote.feeAmount) > 0n, 'the quote prices the network fee');
+    const stored = await api.getOrder(uid);
+    assert.equal(stored.uid, uid);
+    assert.equal(stored.status, 'open');
+    assert.equal(stored.owner, trader.address.toLowerCase());
+    assert.equal(stored.class, 'limit');
+    assert.equal(stored.signingScheme, 'eip712');
+    assert.equal(stored.fullAppData, '{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}');
+    assert.equal(stored.executedSellAmount, '0');
+    assert.equal((stored as unknown as { quote: { solver: string } }).quote.solver, 'amm-uniswap-v2');
+  });
+
+  it('reads app data back, lists the account orders newest first, and has no trades yet', async () => {
+    const a = await placeOrder({ sellAmount: 2n * 10n ** 17n });
+    const b = await placeOrder({ sellAmount: 3n * 10n ** 17n });
+    const appData = await api.getAppData(keccak256(toHex('{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}')));
+    assert.equal((appData as { fullAppData: string }).fullAppData, '{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}');
+    const orders = await api.getOrders({ owner: trader.address });
+    const uids = orders.map((o) => o.uid);
+    assert.ok(uids.indexOf(b.uid) < uids.indexOf(a.uid), 'newest first');
+    const trades = await api.getTrades({ orderUid: a.uid });
+    assert.deepEqual(trades, []);
+    const status = await api.getOrderCompetitionStatus(a.uid);
+    assert.equal(status.type, 'open');
+  });
+
+  it('answers native prices and the version', async () => {
+    const price = await api.getNativePrice(usdc);
+    // USDC (6 decimals) at roughly 3000 USD per ETH: ~3.3e8 wei per atom
+    assert.ok(price.price > 1e8 && price.price < 1e9, String(price.price));
+    const version = await api.getVersion();
+    assert.match(String(version), /^\d+\.\d+\.\d+/);
+  });
+
+  it('cancels one order (the SDK signs OrderCancellations with one UID) and then a batch', async () => {
+    const one = await placeOrder({ sellAmount: 4n * 10n ** 17n });
+    const sig = await OrderSigningUtils.signOrderCancellations([one.uid], CHAIN_ID as never, trader as never, override);
+    await api.sendSignedOrderCancellations({ ...sig, orderUids: [one.uid] } as never);
+    const cancelled = await api.getOrder(one.uid);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal(cancelled.invalidated, true);
+
+    const x = await placeOrder({ sellAmount: 5n * 10n ** 17n });
+    const y = await placeOrder({ sellAmount: 6n * 10n ** 17n });
+    const batch = await OrderSigningUtils.signOrderCancellations([x.uid, y.uid], CHAIN_ID as never, trader as never, override);
+    await api.sendSignedOrderCancellations({ ...batch, orderUids: [x.uid, y.uid] } as never);
+    for (const uid of [x.uid, y.uid]) assert.equal((await api.getOrder(uid)).status, 'cancelled');
+
+    // cancelling again is refused with AlreadyCancelled, and nothing else changes
+    await assert.rejects(
+      api.sendSignedOrderCancellations({ ...batch, orderUids: [x.uid, y.uid] } as never),
+      (err: unknown) => err instanceof OrderBookApiError && err.response.status === 400 && (err.body as { errorType: string }).errorType === 'AlreadyCancelled',
+    );
+  });
+
+  it('refuses a duplicate order with DuplicateOrder', async () => {
+    const { order, uid } = await placeOrder({ sellAmount: 7n * 10n ** 17n });
+    const signed = await OrderSigningUtils.signOrder(order as never, CHAIN_ID as never, trader as never, override);
+    await assert.rejects(
+      api.sendOrder({ ...order, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address } as never),
+      (err: unknown) => err instanceof OrderBookApiError && (err.body as { errorType: string }).errorType === 'DuplicateOrder',
+    );
+    assert.equal((await api.getOrder(uid)).status, 'open');
+  });
+});
