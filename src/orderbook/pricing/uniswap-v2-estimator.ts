@@ -3,7 +3,7 @@
  * through connector tokens (the wrapped native token first) with the router's getAmountsOut / getAmountsIn in
  * one batched round of eth_calls, and picks the best. Works on the devnet and on any chain with such an AMM.
  */
-import { parseAbi, type Address, type PublicClient } from 'viem';
+import { BaseError, ContractFunctionRevertedError, parseAbi, type Address, type PublicClient } from 'viem';
 import { OrderBookError } from '../../http/errors.js';
 import type { TradeEstimate, TradeEstimateRequest, TradeEstimator } from './trade-estimator.js';
 
@@ -56,8 +56,9 @@ export class UniswapV2Estimator implements TradeEstimator {
               : await client.readContract({ address: router, abi: UNISWAP_V2_ROUTER_ABI, functionName: 'getAmountsIn', args: [request.amount, path] });
           const out = request.kind === 'sell' ? amounts[amounts.length - 1]! : amounts[0]!;
           return out > 0n ? { path, out } : null;
-        } catch {
-          return null; // no pair on this path, or not enough reserves
+        } catch (err) {
+          if (isRevert(err)) return null; // no pair on this path, or not enough reserves
+          throw err; // the node is unreachable or failing: not "no liquidity"
         }
       }),
     );
@@ -69,4 +70,11 @@ export class UniswapV2Estimator implements TradeEstimator {
     if (!best) throw new OrderBookError('NoLiquidity', `no liquidity path from ${request.sellToken} to ${request.buyToken} at this amount`);
     return { outAmount: best.out, gas: settlementGas(best.path.length - 1), solver: this.name, verified: false };
   }
+}
+
+/** A contract revert (no pair, insufficient reserves) as opposed to a transport or node failure. */
+export function isRevert(err: unknown): boolean {
+  if (!(err instanceof BaseError)) return false;
+  if (err.walk((e) => e instanceof ContractFunctionRevertedError)) return true;
+  return /execution reverted|revert/i.test(err.details ?? '') || /execution reverted/i.test(err.shortMessage);
 }

@@ -11,6 +11,7 @@ import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toNumeric } from '../../db/codec.js';
 import type { AppDataService } from '../app-data.js';
 import type { NativePriceSource, TradeEstimator } from '../pricing/trade-estimator.js';
+import { settlementGas } from '../pricing/uniswap-v2-estimator.js';
 import type { OrderQuoter, QuoteForOrderRequest } from '../orders/order-ports.js';
 import type { StoredQuote } from './stored-quote.js';
 
@@ -191,14 +192,26 @@ export class QuoteService implements OrderQuoter {
     req: { sellToken: Address; buyToken: Address; kind: 'sell' | 'buy'; amount: bigint; amountMode: 'sellAmountBeforeFee' | 'sellAmountAfterFee' | 'buyAmountAfterFee' },
     extraGas: bigint,
   ): Promise<{ sellAmount: bigint; buyAmount: bigint; stored: StoredQuote }> {
-    const [estimate, gasPrice, sellTokenPrice, buyTokenPrice] = await Promise.all([
-      this.deps.estimator.estimate({ sellToken: req.sellToken, buyToken: req.buyToken, kind: req.kind, amount: req.amount }),
+    const [estimateOrError, gasPrice, sellTokenPrice, buyTokenPrice] = await Promise.all([
+      this.deps.estimator.estimate({ sellToken: req.sellToken, buyToken: req.buyToken, kind: req.kind, amount: req.amount }).catch((err: unknown) => {
+        if (err instanceof OrderBookError && err.errorType === 'NoLiquidity') return err;
+        throw err;
+      }),
       this.deps.chain.gasPrice(),
       this.deps.nativePrices.nativePrice(req.sellToken),
       req.buyToken === BUY_ETH_ADDRESS ? Promise.resolve(1) : this.deps.nativePrices.nativePrice(req.buyToken),
     ]);
     if (sellTokenPrice === null || sellTokenPrice <= 0) throw new OrderBookError('NoLiquidity', `no native price for sellToken ${req.sellToken}`);
     if (buyTokenPrice === null || buyTokenPrice <= 0) throw new OrderBookError('NoLiquidity', `no native price for buyToken ${req.buyToken}`);
+    // a sell amount too small to pay even a direct trade's fee is told so, whether or not a route exists for it
+    if (estimateOrError instanceof OrderBookError) {
+      const minimumFee = feeInSellToken(settlementGas(1) + extraGas, gasPrice, sellTokenPrice);
+      if (req.amountMode === 'sellAmountBeforeFee' && req.amount <= minimumFee) {
+        throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${req.amount} does not cover the fee ${minimumFee}`, 400, { fee_amount: minimumFee.toString() });
+      }
+      throw estimateOrError;
+    }
+    const estimate = estimateOrError;
     const gasAmount = estimate.gas + extraGas;
     const feeAmount = feeInSellToken(gasAmount, gasPrice, sellTokenPrice);
     const base = { feeAmount, gasAmount, gasPrice, sellTokenPrice, solver: estimate.solver, verified: estimate.verified, id: null };
