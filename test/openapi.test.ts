@@ -1,0 +1,99 @@
+/**
+ * The OpenAPI document at /docs/json is generated from the route schemas; real responses (successes and errors)
+ * of a running node are validated against it, so the document cannot drift from what the server does.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
+import { startTestApp, type TestApp } from './fixtures/app.js';
+import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
+
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
+
+describe('OpenAPI document', () => {
+  let app: TestApp;
+  let doc: Doc;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addFormat('date-time', true);
+  let checked = 0;
+
+  before(async () => {
+    app = await startTestApp();
+    const res = await call(app.baseUrl, 'GET', '/docs/json');
+    assert.equal(res.status, 200);
+    doc = res.body;
+  });
+  after(async () => {
+    await app?.stop();
+  });
+
+  function templateFor(path: string): string | undefined {
+    const clean = path.split('?')[0]!;
+    const params = (t: string) => (t.match(/\{/g) ?? []).length;
+    return Object.keys(doc.paths)
+      .filter((template) => new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$').test(clean))
+      .sort((a, b) => params(a) - params(b))[0];
+  }
+
+  /** calls the server and checks the answer against the documented response of that status */
+  async function checked_call(method: string, path: string, body?: unknown) {
+    const res = await call(app.baseUrl, method, path, body);
+    const template = templateFor(path);
+    assert.ok(template, `no documented path for ${path}`);
+    const op = doc.paths[template!]![method.toLowerCase()];
+    assert.ok(op, `${method} ${template} is not documented`);
+    const documented = op!.responses[String(res.status)];
+    assert.ok(documented, `${method} ${template} answered ${res.status}, which is not documented (${JSON.stringify(res.body).slice(0, 200)})`);
+    const media = documented!.content?.['application/json'] ?? Object.values(documented!.content ?? {})[0];
+    if (media?.schema) {
+      const validate = ajv.compile(media.schema);
+      assert.ok(validate(res.body), `${method} ${path} ${res.status} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(res.body).slice(0, 500)}`);
+    }
+    checked++;
+    return res;
+  }
+
+  it('documents every order-book path under the network prefix and at the root', () => {
+    for (const p of ['/devnet/api/v1/quote', '/api/v1/quote', '/devnet/api/v1/orders', '/devnet/api/v1/orders/{UID}', '/devnet/api/v2/trades', '/devnet/api/v1/app_data/{hash}', '/devnet', '/healthz', '/readyz']) {
+      assert.ok(doc.paths[p], `missing ${p}`);
+    }
+  });
+
+  it('real responses match it', async () => {
+    const d = app.devnet!.describe();
+    const trader = privateKeyToAccount(d.accounts[0]!.privateKey);
+    const weth = d.tokens[0]!.address as Hex;
+    const usdc = d.tokens[1]!.address as Hex;
+    await checked_call('GET', '/healthz');
+    await checked_call('GET', '/readyz');
+    await checked_call('GET', '/devnet');
+    await checked_call('PUT', '/devnet/api/v1/app_data', { fullAppData: '{"appCode":"openapi"}' });
+    await checked_call('PUT', `/devnet/api/v1/app_data/0x${'00'.repeat(32)}`, { fullAppData: '{"x":1}' });
+    await checked_call('GET', `/devnet/api/v1/app_data/0x${'12'.repeat(32)}`);
+    await checked_call('POST', '/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: '1000000000000000000' });
+    await checked_call('POST', '/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: '1' });
+    await checked_call('POST', '/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'buy', buyAmountAfterFee: '1000000', priceQuality: 'fast' });
+    const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 10n ** 16n, buyAmount: 1n });
+    const created = await checked_call('POST', '/devnet/api/v1/orders', orderBody(order, await signOrder(trader, order), 'eip712', trader.address));
+    assert.equal(created.status, 201);
+    const uid = created.body as string;
+    await checked_call('POST', '/devnet/api/v1/orders', orderBody(order, await signOrder(trader, order), 'eip712', trader.address));
+    await checked_call('GET', `/devnet/api/v1/orders/${uid}`);
+    await checked_call('GET', `/devnet/api/v1/orders/${uid}/status`);
+    await checked_call('GET', `/devnet/api/v1/orders/0x${'00'.repeat(56)}`);
+    await checked_call('POST', '/devnet/api/v1/orders/by_uids', [uid]);
+    await checked_call('GET', `/devnet/api/v1/account/${trader.address}/orders?limit=5`);
+    await checked_call('GET', `/devnet/api/v1/account/${trader.address}/orders?limit=0`);
+    await checked_call('GET', `/devnet/api/v1/trades?owner=${trader.address}`);
+    await checked_call('GET', `/devnet/api/v2/trades?orderUid=${uid}&limit=10`);
+    await checked_call('GET', `/devnet/api/v1/transactions/0x${'ab'.repeat(32)}/orders`);
+    await checked_call('GET', `/devnet/api/v1/users/${trader.address}/total_surplus`);
+    await checked_call('GET', `/devnet/api/v1/token/${usdc}/native_price`);
+    await checked_call('DELETE', `/devnet/api/v1/orders/${uid}`, { signature: '0x' + '11'.repeat(65), signingScheme: 'eip712' });
+    await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'USDC', amount: '10' });
+    await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'NOPE' });
+    assert.ok(checked >= 25);
+  });
+});
