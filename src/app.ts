@@ -16,6 +16,7 @@ import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops } from './loops.js';
+import { connectRedis } from './infra/redis-connection.js';
 
 export interface App {
   server: HttpServer;
@@ -97,7 +98,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       { name: 'database', check: () => database.ping() },
       ...networks.map((n) => ({ name: `chain:${n.name}`, check: async () => (await n.reader.blockNumber()) >= 0n })),
     ];
-    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version });
+    const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
+    if (redis) {
+      closers.push(async () => {
+        await redis.quit().catch(() => redis.disconnect());
+      });
+    }
+    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix });
 
     const appData = new AppDataService(database.db);
     const orderBooks = new Map<string, OrderBookBuild>();

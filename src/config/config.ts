@@ -28,6 +28,8 @@ export interface Config {
   rpcUrls: Map<number, string>;
   devnet: { enabled: boolean; port: number; blockTime: number; activity: boolean; historyHours: number };
   redisUrl: string | null;
+  /** prefix of every Redis key and channel, so several deployments can share one Redis */
+  redisKeyPrefix: string;
   amqpUrl: string | null;
   logLevel: LogLevel;
   rateLimit: RateLimitConfig;
@@ -148,6 +150,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       historyHours: int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
     },
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
+    redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX') ?? 'batchbook:',
     amqpUrl: url(env, 'AMQP_URL', ['amqp', 'amqps']),
     logLevel: logLevel as LogLevel,
     rateLimit: {

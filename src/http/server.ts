@@ -31,6 +31,7 @@ export interface HttpServerOptions {
   logger: Logger;
   rateLimit: RateLimitConfig;
   redis?: Redis | null;
+  redisKeyPrefix?: string;
   readiness: ReadinessCheck[];
   version: string;
 }
@@ -130,7 +131,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     global: true,
     max: other > 0 ? other : 1_000_000_000,
     timeWindow: 1000,
-    ...(options.redis ? { redis: options.redis, nameSpace: 'batchbook:ratelimit:' } : {}),
+    ...(options.redis ? { redis: options.redis, nameSpace: `${options.redisKeyPrefix ?? 'batchbook:'}ratelimit:` } : {}),
     // Redis down: serve rather than refuse everybody (the limit is a protection, not a correctness rule)
     skipOnError: true,
     errorResponseBuilder: (_req, ctx) => {
