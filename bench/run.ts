@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { benchOrderSignature } from './order-signature.js';
+import { benchOrderBook } from './orderbook.js';
 
 export interface Figure {
   name: string;
@@ -15,7 +16,10 @@ export interface Figure {
   note?: string;
 }
 
-const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [['order-signature', benchOrderSignature]];
+const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
+  ['order-signature', benchOrderSignature],
+  ['orderbook', benchOrderBook],
+];
 
 async function main() {
   const only = process.argv.slice(2);

@@ -16,7 +16,7 @@ import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops } from './loops.js';
-import { connectRedis } from './infra/redis-connection.js';
+import { openRedisConnection } from './infra/redis-connection.js';
 
 export interface App {
   server: HttpServer;
@@ -98,7 +98,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       { name: 'database', check: () => database.ping() },
       ...networks.map((n) => ({ name: `chain:${n.name}`, check: async () => (await n.reader.blockNumber()) >= 0n })),
     ];
-    const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
+    const redis = config.redisUrl ? openRedisConnection({ url: config.redisUrl, name: 'batchbook', logger }) : null;
     if (redis) {
       closers.push(async () => {
         await redis.quit().catch(() => redis.disconnect());

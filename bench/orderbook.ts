@@ -1,0 +1,113 @@
+/**
+ * Order-book figures (issue 5), each against a baseline measured in the same run on the same machine:
+ * - order intake: sustained POST /orders over real HTTP (full validation incl. chain reads, quote matching,
+ *   storage in PGlite; 4 requests in flight) per second ÷ raw ECDSA recoveries per second;
+ * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call.
+ */
+import { performance } from 'node:perf_hooks';
+import { recoverAddress, createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount, sign } from 'viem/accounts';
+import { startTestApp } from '../test/fixtures/app.js';
+import { makeOrder, orderBody, signOrder } from '../test/fixtures/orders.js';
+import type { Figure } from './run.js';
+
+const INTAKE_ORDERS = 400;
+const QUOTES = 200;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+function p99(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]!;
+}
+
+async function recoveriesPerSecond(): Promise<number> {
+  const key: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+  const hashes: Hex[] = Array.from({ length: 16 }, (_, i) => `0x${(i + 1).toString(16).padStart(64, '0')}` as Hex);
+  const sigs = await Promise.all(hashes.map((hash) => sign({ hash, privateKey: key, to: 'hex' })));
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < 1500) {
+    await recoverAddress({ hash: hashes[n % 16]!, signature: sigs[n % 16]! });
+    n++;
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+export async function benchOrderBook(): Promise<Figure[]> {
+  const app = await startTestApp();
+  try {
+    const d = app.devnet!.describe();
+    const trader = privateKeyToAccount(d.accounts[0]!.privateKey);
+    const weth = d.tokens[0]!.address as Hex;
+    const usdc = d.tokens[1]!.address as Hex;
+    const post = (path: string, body: unknown) =>
+      fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    // --- quote latency vs one direct getAmountsOut
+    const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+    const router = d.contracts.ammRouter;
+    const abi = parseAbi(['function getAmountsOut(uint256, address[]) view returns (uint256[])']);
+    const direct: number[] = [];
+    for (let i = 0; i < QUOTES; i++) {
+      const t = performance.now();
+      await client.readContract({ address: router, abi, functionName: 'getAmountsOut', args: [10n ** 18n + BigInt(i), [weth, usdc]] });
+      direct.push(performance.now() - t);
+    }
+    const quotes: number[] = [];
+    for (let i = 0; i < QUOTES; i++) {
+      const t = performance.now();
+      const res = await post('/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: String(10n ** 18n + BigInt(i)) });
+      await res.text();
+      if (res.status !== 200) throw new Error(`quote failed: ${res.status}`);
+      quotes.push(performance.now() - t);
+    }
+
+    // --- order intake: signed beforehand, submitted with 4 in flight
+    const bodies: unknown[] = [];
+    for (let i = 0; i < INTAKE_ORDERS; i++) {
+      const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 10n ** 15n + BigInt(i), buyAmount: 1n });
+      bodies.push(orderBody(order, await signOrder(trader, order), 'eip712', trader.address));
+    }
+    let next = 0;
+    let failed = 0;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++];
+          const res = await post('/devnet/api/v1/orders', body);
+          await res.text();
+          if (res.status !== 201) failed++;
+        }
+      }),
+    );
+    const intakePerSecond = INTAKE_ORDERS / ((performance.now() - start) / 1000);
+    const recoveries = await recoveriesPerSecond();
+
+    return [
+      {
+        name: 'order-intake',
+        value: intakePerSecond,
+        unit: 'orders/s (HTTP, full validation, PGlite, 4 in flight)',
+        baseline: recoveries,
+        baselineUnit: 'raw ECDSA recoveries/s',
+        ratio: intakePerSecond / recoveries,
+        note: `${INTAKE_ORDERS} orders${failed ? `, ${failed} refused` : ''}`,
+      },
+      {
+        name: 'quote-latency',
+        value: median(quotes),
+        unit: 'ms median POST /quote',
+        baseline: median(direct),
+        baselineUnit: 'ms median getAmountsOut eth_call',
+        ratio: median(quotes) / median(direct),
+        note: `p99 ${p99(quotes).toFixed(1)} ms vs ${p99(direct).toFixed(1)} ms`,
+      },
+    ];
+  } finally {
+    await app.stop();
+  }
+}
