@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from './db/connection.js';
 import type { ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
+import { Indexer } from './chain/indexer/indexer.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -17,13 +18,35 @@ export interface LoopDeps {
 }
 
 export interface RunningLoops {
+  indexers: Map<string, Indexer>;
   stop(): Promise<void>;
 }
 
 export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
   const running: Promise<unknown>[] = [];
-  void deps;
+  const indexers = new Map<string, Indexer>();
+  for (const network of deps.networks) {
+    const log = deps.logger.child({ chain: network.name, loop: 'indexer' });
+    const indexer = new Indexer({
+      chainId: network.chainId,
+      client: network.client,
+      db: deps.database.db,
+      settlement: network.settlement,
+      tokens: () => network.trackedTokens,
+      pools: () => network.trackedPools.map((p) => p.address),
+      factory: network.amm?.factory ?? null,
+      blockFeed: network.reader.blockFeed,
+      logger: log,
+    });
+    indexers.set(network.name, indexer);
+    running.push(
+      indexer.run(deps.signal).catch((err) => {
+        if (!deps.signal.aborted) log.error({ err }, 'indexer stopped with an error');
+      }),
+    );
+  }
   return {
+    indexers,
     async stop() {
       await Promise.allSettled(running);
     },
