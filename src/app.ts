@@ -17,6 +17,7 @@ import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops } from './loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
+import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
 
 export interface App {
   server: HttpServer;
@@ -116,6 +117,16 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
     }
     if (devnet) registerDevnetRoutes(server, devnet);
+
+    // auxiliary API
+    const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
+    closers.push(() => simulator.stop());
+    registerSimulationRoutes(server, {
+      chains: new Map(networks.map((n) => [n.chainId, { rpcUrl: n.rpcUrl, wrappedNative: n.wrappedNative ?? undefined }])),
+      simulator,
+      db: database.db,
+      options: { logger },
+    });
 
     const loops = startBackgroundLoops({ networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason });
     closers.push(() => loops.stop());

@@ -1,0 +1,253 @@
+/**
+ * The first-party simulator: every bundle runs on its own short-lived anvil fork of the chain's RPC node,
+ * pinned to the node's latest block, so concurrent simulations never see each other's state and the live chain
+ * (and everybody else using it) is never touched — no snapshots or reverts on the shared node.
+ *
+ * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and is reset to the current block
+ * with `anvil_reset` before each use.
+ *
+ * Per transaction, in order: send it from the (impersonated) sender, mine it, read the receipt; on success read
+ * the `prestateTracer` diff (storage changes, native balance changes) and the logs (ERC-20 changes); on revert
+ * read the `callTracer` output for the reason. The first failure stops the bundle; the transactions after it are
+ * reported as not executed (the same rule as Tenderly's bundle endpoint).
+ *
+ * Gas: a transaction without `gas_price` runs at gas price 0 on a fork with base fee 0, so it costs nothing (and
+ * senders without ether can be simulated, as upstream does); with `gas_price` it is honoured and the sender
+ * pays. Either way the native balance changes reported exclude gas costs: the fee is added back to the sender
+ * and the priority fee taken back from the block's coinbase. Without `gas`, the limit is the block gas limit
+ * capped at 2^24 (EIP-7825's per-transaction cap); when a gas price is given it is estimated instead (a huge
+ * limit would have to be prepaid), falling back to that default when the estimate itself reverts.
+ *
+ * Failure mapping: the source node unreachable (before the run, or found dead when the fork misbehaves) →
+ * SimulationUnavailableError (502); the anvil binary missing or the fork failing on its own →
+ * SimulationFailedError (500).
+ */
+import { numberToHex, type Address, type Hex } from 'viem';
+import { ForkStartError } from './anvil-fork.js';
+import { ForkPool, type ForkLease } from './fork-pool.js';
+import { RpcCallError, redact, rpcCall } from './json-rpc.js';
+import { describeRevert } from './revert-reason.js';
+import {
+  addBalanceChanges,
+  nativeAsBalanceChanges,
+  nativeChangesFromPrestate,
+  storageChangesFromPrestate,
+  tokenChangesFromLogs,
+  type LogEntry,
+  type PrestateDiff,
+} from './state-changes.js';
+import {
+  SimulationFailedError,
+  SimulationUnavailableError,
+  type BalanceChanges,
+  type BundleOutcome,
+  type BundleRequest,
+  type BundleTransaction,
+  type Simulator,
+  type TransactionOutcome,
+} from './types.js';
+
+export interface ForkSimulatorOptions {
+  /** anvil binary (default: the installed platform package's) */
+  anvilBinaryPath?: string;
+  /** timeout of each JSON-RPC call to the source node and to the fork (default 20 s) */
+  rpcTimeoutMs?: number;
+  /** how long a fork may take to come up (default 15 s) */
+  forkStartTimeoutMs?: number;
+  /** forks kept ready per chain between simulations, reset with anvil_reset before reuse (default 2; 0 = a fresh fork each time) */
+  idleForks?: number;
+  /** kill a fork idle this long (default 60 s) */
+  idleForkTtlMs?: number;
+}
+
+/** EIP-7825 (Osaka) per-transaction gas cap; also the default limit when a transaction gives none. */
+const TX_GAS_CAP = 16_777_216n;
+
+interface Receipt {
+  status: Hex;
+  gasUsed: Hex;
+  effectiveGasPrice?: Hex;
+  blockNumber: Hex;
+  logs: LogEntry[];
+}
+
+interface CallFrame {
+  output?: Hex;
+  error?: string;
+}
+
+export class ForkSimulator implements Simulator {
+  readonly name = 'fork';
+  private readonly rpcTimeoutMs: number;
+  private readonly pool: ForkPool;
+
+  constructor(options: ForkSimulatorOptions = {}) {
+    this.rpcTimeoutMs = options.rpcTimeoutMs ?? 20_000;
+    this.pool = new ForkPool({
+      maxIdlePerSource: Math.max(0, options.idleForks ?? 2),
+      idleTtlMs: options.idleForkTtlMs ?? 60_000,
+      rpcTimeoutMs: this.rpcTimeoutMs,
+      startOptions: { binaryPath: options.anvilBinaryPath, readyTimeoutMs: options.forkStartTimeoutMs ?? 15_000, upstreamTimeoutMs: this.rpcTimeoutMs },
+    });
+  }
+
+  /** anvil forks alive for this simulator (in use or idle) */
+  forks(): number {
+    return this.pool.size();
+  }
+
+  /** Kills the idle forks; forks in use die with their (aborted) simulations. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  async simulate(request: BundleRequest, signal: AbortSignal): Promise<BundleOutcome> {
+    const head = await this.sourceHead(request.rpcUrl, signal);
+    let lease: ForkLease;
+    try {
+      lease = await this.pool.acquire(request.rpcUrl, head, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof ForkStartError && err.reason === 'binary') throw new SimulationFailedError(`the simulator cannot run: ${err.message}`, { cause: err });
+      if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
+      throw new SimulationUnavailableError(`could not fork chain ${request.chainId}: ${(err as Error).message}`, { cause: err });
+    }
+    const fork = lease.fork;
+    const onAbort = () => void fork.kill();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let healthy = false;
+    try {
+      const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
+      const block = await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]);
+      const blockGas = BigInt(block.gasLimit);
+      const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
+      const outcomes: TransactionOutcome[] = [];
+      let failed = false;
+      for (const [index, tx] of request.transactions.entries()) {
+        if (failed) {
+          outcomes.push(notExecuted(index));
+          continue;
+        }
+        const outcome = await this.runTransaction(call, request, tx, index, defaultGas, signal);
+        outcomes.push(outcome);
+        if (outcome.outcome !== 'success') failed = true;
+      }
+      healthy = true;
+      return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions: outcomes };
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof SimulationFailedError || err instanceof SimulationUnavailableError) throw err;
+      if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
+      throw new SimulationFailedError(`the fork node failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await lease.release(healthy && !signal.aborted);
+    }
+  }
+
+  private async runTransaction(
+    call: <T>(method: string, params: unknown[]) => Promise<T>,
+    request: BundleRequest,
+    tx: BundleTransaction,
+    index: number,
+    defaultGas: bigint,
+    signal: AbortSignal,
+  ): Promise<TransactionOutcome> {
+    const gasPrice = tx.gasPrice ?? 0n;
+    const base = { from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(gasPrice) };
+    let gas: bigint;
+    if (tx.gas !== null) gas = BigInt(tx.gas);
+    else if (gasPrice === 0n) gas = defaultGas;
+    else {
+      try {
+        gas = BigInt(await call<Hex>('eth_estimateGas', [base]));
+      } catch (err) {
+        if (!(err instanceof RpcCallError)) throw err;
+        gas = defaultGas;
+      }
+    }
+
+    let hash: Hex;
+    try {
+      hash = await call<Hex>('eth_sendTransaction', [{ ...base, gas: numberToHex(gas) }]);
+    } catch (err) {
+      if (!(err instanceof RpcCallError)) throw err;
+      // a refusal may really be the fork failing to read the source node
+      if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
+      const data = typeof err.data === 'string' && /^0x[0-9a-fA-F]*$/.test(err.data) && err.data.length > 2 ? (err.data as Hex) : null;
+      return { ...emptyOutcome(index, 'rejected'), revertReason: data ? describeRevert(data) : err.rpcMessage, revertData: data };
+    }
+    await call('evm_mine', []);
+    const receipt = await call<Receipt | null>('eth_getTransactionReceipt', [hash]);
+    if (!receipt) throw new SimulationFailedError(`transaction ${index} was not mined on the fork`);
+    const gasUsed = BigInt(receipt.gasUsed);
+
+    if (BigInt(receipt.status) !== 1n) {
+      const frame = await call<CallFrame>('debug_traceTransaction', [hash, { tracer: 'callTracer', tracerConfig: { onlyTopCall: true } }]);
+      const data = frame.output && frame.output !== '0x' ? (frame.output.toLowerCase() as Hex) : null;
+      const reason = data ? describeRevert(data) : frame.error && frame.error !== 'execution reverted' ? frame.error : describeRevert(null);
+      return { ...emptyOutcome(index, 'reverted'), gasUsed, revertReason: reason, revertData: data };
+    }
+
+    const trace = await call<PrestateDiff>('debug_traceTransaction', [hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]);
+    const native = nativeChangesFromPrestate(trace);
+    const effectivePrice = BigInt(receipt.effectiveGasPrice ?? numberToHex(gasPrice));
+    if (effectivePrice > 0n) {
+      // take gas out of the native changes: the fee back to the sender, the priority fee back from the coinbase
+      const minedIn = await call<{ miner: Address; baseFeePerGas?: Hex }>('eth_getBlockByNumber', [receipt.blockNumber, false]);
+      const tip = effectivePrice - BigInt(minedIn.baseFeePerGas ?? '0x0');
+      adjust(native, tx.from, gasUsed * effectivePrice);
+      adjust(native, minedIn.miner.toLowerCase() as Address, -gasUsed * tip);
+    }
+    const balanceChanges: BalanceChanges = tokenChangesFromLogs(receipt.logs, request.wrappedNative);
+    addBalanceChanges(balanceChanges, nativeAsBalanceChanges(native));
+    return {
+      ...emptyOutcome(index, 'success'),
+      gasUsed,
+      balanceChanges,
+      storageChanges: storageChangesFromPrestate(trace),
+    };
+  }
+
+  /** The source's latest block (the fork is pinned to it); null for a WebSocket source, which anvil reads itself. */
+  private async sourceHead(url: string, signal: AbortSignal): Promise<bigint | null> {
+    if (!/^https?:/i.test(url)) return null;
+    try {
+      return BigInt(await rpcCall<Hex>(url, 'eth_blockNumber', [], { signal, timeoutMs: this.rpcTimeoutMs }));
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      throw this.unreachable(url, err);
+    }
+  }
+
+  private async sourceAlive(url: string, signal: AbortSignal): Promise<boolean> {
+    if (!/^https?:/i.test(url)) return true;
+    try {
+      await rpcCall<Hex>(url, 'eth_blockNumber', [], { signal, timeoutMs: Math.min(this.rpcTimeoutMs, 5_000) });
+      return true;
+    } catch {
+      if (signal.aborted) throw signal.reason;
+      return false;
+    }
+  }
+
+  private unreachable(url: string, cause: unknown): SimulationUnavailableError {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    return new SimulationUnavailableError(`the chain's RPC node (${redact(url)}) is unavailable: ${detail}`, { cause });
+  }
+}
+
+function adjust(native: Map<Address, bigint>, address: Address, delta: bigint): void {
+  const key = address.toLowerCase() as Address;
+  const next = (native.get(key) ?? 0n) + delta;
+  if (next === 0n) native.delete(key);
+  else native.set(key, next);
+}
+
+function emptyOutcome(index: number, outcome: TransactionOutcome['outcome']): TransactionOutcome {
+  return { index, outcome, gasUsed: 0n, revertReason: null, revertData: null, balanceChanges: new Map(), storageChanges: [], providerLink: null };
+}
+
+export function notExecuted(index: number): TransactionOutcome {
+  return emptyOutcome(index, 'not_executed');
+}
