@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { benchOrderSignature } from './order-signature.js';
 import { benchOrderBook } from './orderbook.js';
+import { benchUsdPrice } from './usd-price.js';
 
 export interface Figure {
   name: string;
@@ -19,6 +20,7 @@ export interface Figure {
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['order-signature', benchOrderSignature],
   ['orderbook', benchOrderBook],
+  ['usd-price', benchUsdPrice],
 ];
 
 async function main() {

@@ -18,6 +18,7 @@ import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops } from './loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
+import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 
 export interface App {
   server: HttpServer;
@@ -119,6 +120,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     if (devnet) registerDevnetRoutes(server, devnet);
 
     // auxiliary API
+    const marketChains = new Map<number, MarketChainContext>();
+    for (const network of networks) {
+      marketChains.set(network.chainId, {
+        network,
+        ...buildMarketServices(network, database.db, config, { nativePrices: orderBooks.get(network.name)!.nativePrices, logger: logger.child({ module: 'market', chain: network.name }) }),
+      });
+    }
+    registerMarketRoutes(server, { chains: marketChains });
     const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
     closers.push(() => simulator.stop());
     registerSimulationRoutes(server, {

@@ -34,7 +34,8 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       settlement: network.settlement,
       tokens: () => network.trackedTokens,
       pools: () => network.trackedPools.map((p) => p.address),
-      factory: network.amm?.factory ?? null,
+      // only the devnet's own factory: following a mainnet-sized factory would index every pair there is
+      factory: network.devnet ? (network.amm?.factory ?? null) : null,
       blockFeed: network.reader.blockFeed,
       logger: log,
     });

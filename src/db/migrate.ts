@@ -5,6 +5,8 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { statements as orderbook } from './migrations/001_orderbook.js';
 import { statements as indexer } from './migrations/002_indexer.js';
+import { statements as auction } from './migrations/003_auction.js';
+import { statements as simulation } from './migrations/004_simulation.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -19,6 +21,8 @@ export function allMigrations(): Record<string, Migration> {
   return {
     '001_orderbook': fromStatements(orderbook),
     '002_indexer': fromStatements(indexer),
+    '003_auction': fromStatements(auction),
+    '004_simulation': fromStatements(simulation),
   };
 }
 

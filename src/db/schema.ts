@@ -120,6 +120,10 @@ export interface CompetitionSettlementsTable {
   status: string;
   reason: string | null;
   created_at: CreatedAt;
+  /** 003_auction */
+  order_uids: ColumnType<Uint8Array[], Uint8Array[] | undefined, Uint8Array[]>;
+  block_number: number | null;
+  updated_at: CreatedAt;
 }
 
 export interface IndexerCheckpointsTable { chain_id: number; name: string; block_number: number; block_hash: Bytes; updated_at: CreatedAt }
@@ -148,6 +152,8 @@ export interface DB {
   amm_syncs: AmmSyncsTable;
   amm_swaps: AmmSwapsTable;
   indexer_sources: IndexerSourcesTable;
+  proposed_trade_executions: ProposedTradeExecutionsTable;
+  simulations: SimulationsTable;
 }
 
 // 002_indexer
@@ -175,4 +181,27 @@ export interface AmmSwapsTable extends LogKey {
   tx_hash: Bytes;
   block_timestamp: BlockTimestamp;
 }
-export interface IndexerSourcesTable { chain_id: number; name: string; address: Bytes; kind: 'settlement' | 'token' | 'pool' | 'factory'; from_block: number }
+export interface IndexerSourcesTable { chain_id: number; name: string; address: Bytes; kind: 'settlement' | 'token' | 'pool' | 'factory'; from_block: number; backfilled_to: number | null }
+
+// 003_auction (competition_settlements gains order_uids, block_number, updated_at: see CompetitionSettlementsTable)
+export interface ProposedTradeExecutionsTable {
+  chain_id: number;
+  auction_id: number;
+  solution_index: number;
+  order_uid: Bytes;
+  executed_sell: Numeric;
+  executed_buy: Numeric;
+}
+
+// 004_simulation
+export interface SimulationsTable {
+  id: string;
+  chain_id: number;
+  provider: string;
+  block_number: number | null;
+  status: boolean;
+  /** wire JSON; insert a JSON string, read back with ::text */
+  request: unknown;
+  result: unknown;
+  created_at: CreatedAt;
+}

@@ -69,13 +69,15 @@ export const statements: string[] = [
   `create index amm_swaps_pool_time on amm_swaps (chain_id, pool, block_timestamp desc)`,
   `create index amm_swaps_time on amm_swaps (chain_id, block_timestamp desc)`,
 
-  // The contracts an indexer follows and the block from which their logs are in the database. A contract that
-  // appears later is back-filled from the indexer's first block before it joins the live ranges.
+  // The contracts an indexer follows. Their logs are in the database from from_block up to the checkpoint when
+  // backfilled_to is null (live), else up to backfilled_to: a contract that appears later, or comes back after
+  // a pause, is back-filled up to the checkpoint before it joins the live ranges.
   `create table indexer_sources (
      chain_id integer not null,
      name text not null,
      address bytea not null check (length(address) = 20),
      kind text not null check (kind in ('settlement', 'token', 'pool', 'factory')),
      from_block bigint not null,
+     backfilled_to bigint,
      primary key (chain_id, name, address, kind))`,
 ];

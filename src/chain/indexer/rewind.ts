@@ -1,0 +1,92 @@
+/**
+ * Undoes everything indexed above a block (inside the caller's transaction): holder balances are reversed from
+ * the transfers being removed, then every event row, pool discovered by a factory and remembered block header
+ * above the block is deleted. Returns what the removed rows touched, for listeners.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Address, Hex } from 'viem';
+import { toBytes, toHex } from '../../db/codec.js';
+import type { DB } from '../../db/schema.js';
+import { ZERO_ADDRESS, type Touched } from './decode-logs.js';
+
+const EVENT_TABLES = ['trades', 'settlements', 'invalidations', 'presignature_events', 'settlement_interactions', 'erc20_transfers', 'amm_syncs', 'amm_swaps'] as const;
+
+async function distinct(db: Kysely<DB>, query: ReturnType<typeof sql<{ v: Uint8Array }>>): Promise<string[]> {
+  const result = await query.execute(db);
+  return result.rows.map((r) => toHex(r.v));
+}
+
+async function touchedAbove(db: Kysely<DB>, chainId: number, block: number): Promise<Touched> {
+  const orderUids = await distinct(
+    db,
+    sql<{ v: Uint8Array }>`select order_uid as v from trades where chain_id = ${chainId} and block_number > ${block}
+      union select order_uid from invalidations where chain_id = ${chainId} and block_number > ${block}
+      union select order_uid from presignature_events where chain_id = ${chainId} and block_number > ${block}`,
+  );
+  const owners = await distinct(
+    db,
+    sql<{ v: Uint8Array }>`select owner as v from trades where chain_id = ${chainId} and block_number > ${block}
+      union select owner from invalidations where chain_id = ${chainId} and block_number > ${block}
+      union select owner from presignature_events where chain_id = ${chainId} and block_number > ${block}
+      union select from_address from erc20_transfers where chain_id = ${chainId} and block_number > ${block}
+      union select to_address from erc20_transfers where chain_id = ${chainId} and block_number > ${block}`,
+  );
+  const tokens = await distinct(
+    db,
+    sql<{ v: Uint8Array }>`select token as v from erc20_transfers where chain_id = ${chainId} and block_number > ${block}
+      union select sell_token from trades where chain_id = ${chainId} and block_number > ${block}
+      union select buy_token from trades where chain_id = ${chainId} and block_number > ${block}`,
+  );
+  const pools = await distinct(
+    db,
+    sql<{ v: Uint8Array }>`select pool as v from amm_syncs where chain_id = ${chainId} and block_number > ${block}
+      union select pool from amm_swaps where chain_id = ${chainId} and block_number > ${block}
+      union select address from amm_pools where chain_id = ${chainId} and factory is not null and created_block > ${block}`,
+  );
+  return {
+    orderUids: orderUids as Hex[],
+    owners: owners.filter((o) => o !== ZERO_ADDRESS) as Address[],
+    tokens: tokens as Address[],
+    pools: pools as Address[],
+  };
+}
+
+/** Removes all indexed data of `chainId` above `block`; returns what it touched and the discovered pools removed. */
+export async function rewindAbove(db: Kysely<DB>, chainId: number, block: number): Promise<{ touched: Touched; removedPools: Address[] }> {
+  const touched = await touchedAbove(db, chainId, block);
+  const zero = toBytes(ZERO_ADDRESS);
+
+  // reverse the removed transfers: the sender gets the value back, the recipient gives it up
+  await sql`
+    insert into token_holder_balances (chain_id, token, holder, balance)
+    select ${chainId}::integer, token, holder, sum(delta) from (
+      select token, from_address as holder, value as delta from erc20_transfers where chain_id = ${chainId} and block_number > ${block}
+      union all
+      select token, to_address as holder, -value as delta from erc20_transfers where chain_id = ${chainId} and block_number > ${block}
+    ) removed
+    where holder <> ${zero}
+    group by token, holder
+    having sum(delta) <> 0
+    on conflict (chain_id, token, holder) do update set balance = token_holder_balances.balance + excluded.balance`.execute(db);
+  if (touched.tokens.length > 0) {
+    await db
+      .deleteFrom('token_holder_balances')
+      .where('chain_id', '=', chainId)
+      .where('token', 'in', touched.tokens.map(toBytes))
+      .where('balance', '=', '0')
+      .execute();
+  }
+
+  for (const table of EVENT_TABLES) {
+    await db.deleteFrom(table).where('chain_id', '=', chainId).where('block_number', '>', block).execute();
+  }
+  const removed = await db
+    .deleteFrom('amm_pools')
+    .where('chain_id', '=', chainId)
+    .where('factory', 'is not', null)
+    .where('created_block', '>', block)
+    .returning('address')
+    .execute();
+  await db.deleteFrom('indexed_blocks').where('chain_id', '=', chainId).where('number', '>', block).execute();
+  return { touched, removedPools: removed.map((r) => toHex(r.address) as Address) };
+}

@@ -1,0 +1,279 @@
+/**
+ * Contract and chain reads for one chain, used by every service: ERC-20 balances and allowances (many owners
+ * and tokens in few Multicall3 calls), token metadata (cached), native balances, code checks, EIP-1271
+ * signature checks, gas price, block number and a shared block subscription.
+ *
+ * Failures: a call that reverts or returns garbage yields `null` (or `false`) for that item only; a transport
+ * failure (timeout, node down) rejects, so callers never mistake an outage for "not a token" or "zero balance".
+ *
+ * @example
+ *   const reader = new ChainReader(createChainClient({ chainId, rpcUrl, timeoutMs: 10_000 }));
+ *   const [usdc] = await reader.erc20Balances(owner, [USDC]);
+ */
+import { encodeFunctionData, maxUint256, type Address, type Hex } from 'viem';
+import { BlockFeed, type BlockFeedLogger, type BlockListener } from './block-feed.js';
+import { MULTICALL3_ADDRESS, type ChainClient } from './client.js';
+import { EIP1271_MAGIC_VALUE, eip1271Abi, erc20ReadAbi } from './erc20-abi.js';
+import { aggregate3, multicall3Abi, type Call3, type CallResult } from './multicall.js';
+import { isTransientRpcError } from './rpc-retry.js';
+import { decodeDecimals, decodeTokenText, decodeUint256 } from './token-text.js';
+
+/** Placeholder address CoW Protocol uses for the chain's native currency. */
+const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+
+export interface TokenMetadata {
+  /** lowercase */
+  address: Address;
+  /** null when `symbol()` is missing or unreadable */
+  symbol: string | null;
+  name: string | null;
+  decimals: number;
+}
+
+export interface OwnerToken {
+  owner: Address;
+  token: Address;
+}
+
+export interface BalanceAndAllowance extends OwnerToken {
+  /** null when `balanceOf` reverted or returned no word (not an ERC-20) */
+  balance: bigint | null;
+  /** null likewise; the native-currency placeholder has an unlimited allowance */
+  allowance: bigint | null;
+}
+
+export interface ReadOptions {
+  /** read the state at this block (all chunks read the same block) */
+  blockNumber?: bigint;
+}
+
+export interface ChainReaderOptions {
+  multicallAddress?: Address;
+  /** calls per Multicall3 eth_call (default 500) */
+  callsPerMulticall?: number;
+  /** share this feed instead of creating one */
+  blockFeed?: BlockFeed;
+  pollingIntervalMs?: number;
+  /** tokens whose metadata is kept (default 20,000) */
+  metadataCacheSize?: number;
+  /** how long "not a token" is remembered (default 10 min; a contract may be deployed there later) */
+  notATokenTtlMs?: number;
+  logger?: BlockFeedLogger;
+}
+
+interface CachedMetadata {
+  value: TokenMetadata | null;
+  expiresAt: number;
+}
+
+const lower = (a: string): Address => a.toLowerCase() as Address;
+
+export class ChainReader {
+  readonly chainId: number;
+  readonly blockFeed: BlockFeed;
+  private readonly multicallAddress: Address;
+  private readonly callsPerMulticall: number;
+  private readonly metadataCache = new Map<string, CachedMetadata>();
+  private readonly metadataInFlight = new Map<string, Promise<TokenMetadata | null>>();
+  private readonly metadataCacheSize: number;
+  private readonly notATokenTtlMs: number;
+
+  constructor(
+    readonly client: ChainClient,
+    options: ChainReaderOptions = {},
+  ) {
+    this.chainId = client.chain.id;
+    this.multicallAddress = options.multicallAddress ?? (client.chain.contracts?.multicall3?.address as Address | undefined) ?? MULTICALL3_ADDRESS;
+    this.callsPerMulticall = options.callsPerMulticall ?? 500;
+    this.metadataCacheSize = options.metadataCacheSize ?? 20_000;
+    this.notATokenTtlMs = options.notATokenTtlMs ?? 10 * 60_000;
+    this.blockFeed = options.blockFeed ?? new BlockFeed(client, { pollingIntervalMs: options.pollingIntervalMs, logger: options.logger });
+  }
+
+  private multicall(calls: Call3[], options: ReadOptions = {}): Promise<CallResult[]> {
+    return aggregate3(this.client, calls, {
+      multicallAddress: this.multicallAddress,
+      chunkSize: this.callsPerMulticall,
+      blockNumber: options.blockNumber,
+    });
+  }
+
+  private balanceCall(owner: Address, token: Address): Call3 {
+    if (lower(token) === NATIVE_PLACEHOLDER) {
+      return { target: this.multicallAddress, callData: encodeFunctionData({ abi: multicall3Abi, functionName: 'getEthBalance', args: [owner] }) };
+    }
+    return { target: token, callData: encodeFunctionData({ abi: erc20ReadAbi, functionName: 'balanceOf', args: [owner] }) };
+  }
+
+  private allowanceCall(owner: Address, token: Address, spender: Address): Call3 | null {
+    if (lower(token) === NATIVE_PLACEHOLDER) return null;
+    return { target: token, callData: encodeFunctionData({ abi: erc20ReadAbi, functionName: 'allowance', args: [owner, spender] }) };
+  }
+
+  /** `balanceOf(owner)` of each token, in the order given (null where the call failed). */
+  async erc20Balances(owner: Address, tokens: Address[], options?: ReadOptions): Promise<Array<bigint | null>> {
+    const results = await this.multicall(tokens.map((token) => this.balanceCall(owner, token)), options);
+    return results.map((r) => (r.success ? decodeUint256(r.returnData) : null));
+  }
+
+  /** `allowance(owner, spender)` of each token, in the order given. */
+  async allowances(owner: Address, tokens: Address[], spender: Address, options?: ReadOptions): Promise<Array<bigint | null>> {
+    const pairs = await this.balancesAndAllowances(tokens.map((token) => ({ owner, token })), spender, options, { balances: false });
+    return pairs.map((p) => p.allowance);
+  }
+
+  /**
+   * Balance and allowance for many (owner, token) pairs: two calls per pair, packed into as few Multicall3
+   * calls as the chunk size allows, all at one block.
+   */
+  async balancesAndAllowances(
+    pairs: OwnerToken[],
+    spender: Address,
+    options: ReadOptions = {},
+    what: { balances?: boolean } = {},
+  ): Promise<BalanceAndAllowance[]> {
+    const withBalances = what.balances !== false;
+    const calls: Call3[] = [];
+    const slots: Array<{ balance: number; allowance: number }> = [];
+    for (const { owner, token } of pairs) {
+      const slot = { balance: -1, allowance: -1 };
+      if (withBalances) {
+        slot.balance = calls.length;
+        calls.push(this.balanceCall(owner, token));
+      }
+      const allowance = this.allowanceCall(owner, token, spender);
+      if (allowance) {
+        slot.allowance = calls.length;
+        calls.push(allowance);
+      }
+      slots.push(slot);
+    }
+    const results = await this.multicall(calls, options);
+    const word = (index: number): bigint | null => {
+      const r = results[index];
+      return r && r.success ? decodeUint256(r.returnData) : null;
+    };
+    return pairs.map(({ owner, token }, i) => ({
+      owner,
+      token,
+      balance: slots[i].balance >= 0 ? word(slots[i].balance) : null,
+      allowance: slots[i].allowance >= 0 ? word(slots[i].allowance) : maxUint256,
+    }));
+  }
+
+  /**
+   * Symbol, name and decimals of a token, or null if it does not answer `decimals()` (not an ERC-20).
+   * Results are cached; a transport failure rejects and is not cached.
+   */
+  async tokenMetadata(token: Address): Promise<TokenMetadata | null> {
+    const [result] = await this.tokensMetadata([token]);
+    return result;
+  }
+
+  /** `tokenMetadata` for many tokens with one multicall for the uncached ones. */
+  async tokensMetadata(tokens: Address[]): Promise<Array<TokenMetadata | null>> {
+    const now = Date.now();
+    const missing: Address[] = [];
+    for (const token of tokens) {
+      const key = lower(token);
+      const cached = this.metadataCache.get(key);
+      if (cached && cached.expiresAt > now) continue;
+      if (!this.metadataInFlight.has(key) && !missing.includes(key)) missing.push(key);
+    }
+    if (missing.length > 0) {
+      const batch = this.fetchMetadata(missing);
+      missing.forEach((key, i) => {
+        const one = batch.then((values) => values[i]);
+        one.catch(() => {});
+        this.metadataInFlight.set(key, one);
+      });
+      batch
+        .then((values) => missing.forEach((key, i) => this.remember(key, values[i])))
+        .catch(() => {})
+        .finally(() => missing.forEach((key) => this.metadataInFlight.delete(key)));
+    }
+    return Promise.all(
+      tokens.map(async (token) => {
+        const key = lower(token);
+        const pending = this.metadataInFlight.get(key);
+        if (pending) return pending;
+        return this.metadataCache.get(key)?.value ?? null;
+      }),
+    );
+  }
+
+  private remember(key: string, value: TokenMetadata | null): void {
+    this.metadataCache.delete(key);
+    this.metadataCache.set(key, { value, expiresAt: value ? Number.POSITIVE_INFINITY : Date.now() + this.notATokenTtlMs });
+    while (this.metadataCache.size > this.metadataCacheSize) {
+      const oldest = this.metadataCache.keys().next().value;
+      if (oldest === undefined) break;
+      this.metadataCache.delete(oldest);
+    }
+  }
+
+  private async fetchMetadata(tokens: Address[]): Promise<Array<TokenMetadata | null>> {
+    const calls: Call3[] = [];
+    for (const token of tokens) {
+      for (const functionName of ['decimals', 'symbol', 'name'] as const) {
+        calls.push({ target: token, callData: encodeFunctionData({ abi: erc20ReadAbi, functionName }) });
+      }
+    }
+    const results = await this.multicall(calls);
+    return tokens.map((address, i) => {
+      const [decimals, symbol, name] = results.slice(i * 3, i * 3 + 3);
+      const d = decimals.success ? decodeDecimals(decimals.returnData) : null;
+      if (d === null) return null;
+      return {
+        address,
+        decimals: d,
+        symbol: symbol.success ? decodeTokenText(symbol.returnData) : null,
+        name: name.success ? decodeTokenText(name.returnData) : null,
+      };
+    });
+  }
+
+  async nativeBalance(owner: Address, options: ReadOptions = {}): Promise<bigint> {
+    return this.client.getBalance({ address: owner, ...(options.blockNumber !== undefined ? { blockNumber: options.blockNumber } : {}) });
+  }
+
+  /** True when the address has contract code (including EIP-7702 delegation designators). */
+  async hasCode(address: Address): Promise<boolean> {
+    const code = await this.client.getCode({ address });
+    return code !== undefined && code !== '0x';
+  }
+
+  /**
+   * EIP-1271: does `owner` (a contract) accept `signature` for `digest`? A revert, empty or other answer is
+   * false; a transport failure rejects. The call is made directly (not through Multicall3), optionally from
+   * `caller` (e.g. the settlement contract, which makes this call on chain).
+   */
+  async isValidSignature1271(owner: Address, digest: Hex, signature: Hex, options: { caller?: Address } = {}): Promise<boolean> {
+    const data = encodeFunctionData({ abi: eip1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
+    let result: Hex;
+    try {
+      result = (await this.client.request({
+        method: 'eth_call',
+        params: [{ to: owner, data, ...(options.caller ? { from: options.caller } : {}) }, 'latest'],
+      })) as Hex;
+    } catch (error) {
+      if (isTransientRpcError(error)) throw error;
+      return false;
+    }
+    if (typeof result !== 'string' || result.length < 2 + 64) return false;
+    return result.slice(0, 10).toLowerCase() === EIP1271_MAGIC_VALUE;
+  }
+
+  gasPrice(): Promise<bigint> {
+    return this.client.getGasPrice();
+  }
+
+  blockNumber(): Promise<bigint> {
+    return this.client.getBlockNumber({ cacheTime: 0 });
+  }
+
+  /** Calls `listener` on every new head (one shared subscription per reader); returns an unsubscribe function. */
+  onBlock(listener: BlockListener, signal?: AbortSignal): () => void {
+    return this.blockFeed.subscribe(listener, signal);
+  }
+}
