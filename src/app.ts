@@ -137,7 +137,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options: { logger },
     });
 
-    const loops = startBackgroundLoops({ networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason });
+    const loops = startBackgroundLoops({ networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason, databaseUrl: options.database ? null : config.databaseUrl });
     closers.push(() => loops.stop());
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });

@@ -7,6 +7,7 @@ import type { Database } from './db/connection.js';
 import type { ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
+import { runAsLeader } from './db/leadership.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -15,6 +16,8 @@ export interface LoopDeps {
   logger: Logger;
   signal: AbortSignal;
   onFatal: (reason: string) => void;
+  /** PostgreSQL URL when replicas share a database: the loops of a chain then run on one replica only */
+  databaseUrl: string | null;
 }
 
 export interface RunningLoops {
@@ -40,9 +43,12 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       logger: log,
     });
     indexers.set(network.name, indexer);
+    const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
-      indexer.run(deps.signal).catch((err) => {
-        if (!deps.signal.aborted) log.error({ err }, 'indexer stopped with an error');
+      runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
+        await indexer.run(signal).catch((err) => {
+          if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
+        });
       }),
     );
   }
