@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { benchOrderSignature } from './order-signature.js';
 import { benchOrderBook } from './orderbook.js';
 import { benchUsdPrice } from './usd-price.js';
+import { benchBalanceStream } from './balance-stream.js';
 
 export interface Figure {
   name: string;
@@ -21,6 +22,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['order-signature', benchOrderSignature],
   ['orderbook', benchOrderBook],
   ['usd-price', benchUsdPrice],
+  ['balance-stream', benchBalanceStream],
 ];
 
 async function main() {

@@ -19,6 +19,8 @@ import { startBackgroundLoops } from './loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
+import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
+import { openSharedBackend } from './infra/shared-backend.js';
 
 export interface App {
   server: HttpServer;
@@ -128,6 +130,28 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       });
     }
     registerMarketRoutes(server, { chains: marketChains });
+
+    // balances: REST and the per-block SSE stream, shared across replicas through Redis when configured
+    const shared = await openSharedBackend({ redisUrl: config.redisUrl, namespace: config.redisKeyPrefix, logger });
+    closers.push(() => shared.close());
+    const streams = networks.map(
+      (n) =>
+        new BalanceStream({
+          chainId: n.chainId,
+          reader: n.reader,
+          vaultRelayer: n.vaultRelayer,
+          replicas: shared.kind === 'redis' ? { coordination: shared.coordination, pubsub: shared.pubsub } : null,
+          logger,
+          signal: abort.signal,
+        }),
+    );
+    closers.push(async () => {
+      for (const stream of streams) await stream.close();
+    });
+    registerBalanceRoutes(server, {
+      chains: networks.map((n, i) => ({ chainId: n.chainId, reader: n.reader, vaultRelayer: n.vaultRelayer, nativeCurrency: n.nativeCurrency, stream: streams[i]! })),
+      signal: abort.signal,
+    });
     const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
     closers.push(() => simulator.stop());
     registerSimulationRoutes(server, {

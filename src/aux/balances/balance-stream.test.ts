@@ -1,0 +1,226 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicClient, http, maxUint256, parseUnits, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { createChainClient } from '../../chain/client.js';
+import { erc20ReadAbi } from '../../chain/erc20-abi.js';
+import { startFaultyRpcProxy, type FaultyRpcProxy } from '../../chain/faulty-rpc-proxy.js';
+import { ChainReader } from '../../chain/reader.js';
+import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
+import { NATIVE_TOKEN } from './balance-entry.js';
+import { BalanceStream, StreamClosedError, type ChainReadEvent } from './balance-stream.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const freshUser = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
+
+async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+let chain: TestDevnet;
+let reader: ChainReader;
+let plain: ReturnType<typeof createPublicClient>;
+let token: (symbol: string) => Address;
+let relayer: Address;
+const streams: BalanceStream[] = [];
+
+function newStream(options: { reader?: ChainReader; onRead?: (e: ChainReadEvent) => void; signal?: AbortSignal } = {}): BalanceStream {
+  const stream = new BalanceStream({ chainId: 31337, reader: options.reader ?? reader, vaultRelayer: relayer, onRead: options.onRead, signal: options.signal });
+  streams.push(stream);
+  return stream;
+}
+
+/** Mints and waits until the mint is mined. */
+async function mint(to: Address, symbol: string, amount: string): Promise<bigint> {
+  const r = await chain.devnet.faucet({ address: to, token: symbol, amount });
+  await r.waitForReceipt();
+  return r.amount;
+}
+
+/** Waits until `count` more blocks were mined. */
+async function blocks(count: number): Promise<void> {
+  const start = await chain.blockNumber();
+  while ((await chain.blockNumber()) < start + count) await sleep(100);
+}
+
+before(async () => {
+  chain = await startTestDevnet({ blockTime: 1 });
+  reader = new ChainReader(createChainClient({ chainId: 31337, rpcUrl: chain.rpcUrl, timeoutMs: 10_000 }), { pollingIntervalMs: 100 });
+  plain = createPublicClient({ transport: http(chain.rpcUrl) });
+  const bySymbol = new Map(chain.devnet.deployment.tokens.map((t) => [t.symbol, t.address.toLowerCase() as Address]));
+  token = (symbol) => bySymbol.get(symbol)!;
+  relayer = chain.devnet.deployment.contracts.vaultRelayer.toLowerCase() as Address;
+});
+
+after(async () => {
+  for (const s of streams) await s.close();
+  await chain?.stop();
+});
+
+describe('BalanceStream against the devnet', () => {
+  it('resolves a watcher with the chain values: balances, vault-relayer allowances and the native balance', async () => {
+    const stream = newStream();
+    const trader = chain.devnet.deployment.accounts[0].address.toLowerCase() as Address;
+    const watch = await stream.watch({ user: trader, tokens: [token('USDC'), token('WETH'), NATIVE_TOKEN], onChange: () => {} });
+    for (const symbol of ['USDC', 'WETH']) {
+      const v = watch.value(token(symbol))!;
+      assert.equal(v.balance, await plain.readContract({ address: token(symbol), abi: erc20ReadAbi, functionName: 'balanceOf', args: [trader] }), symbol);
+      assert.ok(v.balance! > 0n);
+      assert.equal(v.allowance, await plain.readContract({ address: token(symbol), abi: erc20ReadAbi, functionName: 'allowance', args: [trader, relayer] }));
+      assert.equal(v.allowance, maxUint256, 'demo traders approved the vault relayer');
+    }
+    assert.equal(watch.value(NATIVE_TOKEN)!.balance, await plain.getBalance({ address: trader }));
+    assert.equal(watch.value(NATIVE_TOKEN)!.allowance, maxUint256);
+    assert.equal(watch.value(token('DAI')), undefined, 'not one of its tokens');
+    watch.close();
+    await stream.close();
+  });
+
+  it('tells exactly the watchers of a changed token, once per block; unchanged blocks tell nobody; one read per block for all pairs', async () => {
+    const reads: ChainReadEvent[] = [];
+    const stream = newStream({ onRead: (e) => reads.push(e) });
+    const user = freshUser();
+    let a = 0;
+    let b = 0;
+    const watchA = await stream.watch({ user, tokens: [token('USDC'), token('DAI')], onChange: () => a++ });
+    const watchB = await stream.watch({ user, tokens: [token('DAI'), token('WBTC')], onChange: () => b++ });
+    assert.equal(watchA.value(token('USDC'))!.balance, 0n);
+    const bothRegistered = reads.length;
+
+    await blocks(3);
+    await sleep(300);
+    assert.deepEqual([a, b], [0, 0], 'no change, no notification');
+    const blockReads = reads.slice(bothRegistered).filter((r) => r.kind === 'block' && r.ok);
+    assert.ok(blockReads.length >= 2, `block rounds ran (${blockReads.length})`);
+    assert.ok(blockReads.every((r) => r.pairs === 3), 'the union of both watchers: 3 pairs, read once');
+    const perBlock = new Map<bigint, number>();
+    for (const r of blockReads) perBlock.set(r.block, (perBlock.get(r.block) ?? 0) + 1);
+    assert.ok([...perBlock.values()].every((n) => n === 1), 'one read per block');
+
+    const amount = await mint(user, 'USDC', '12.5');
+    await until('A hears about USDC', () => a === 1);
+    assert.equal(watchA.value(token('USDC'))!.balance, amount);
+    assert.equal(amount, parseUnits('12.5', 6));
+    await blocks(2);
+    assert.equal(b, 0, 'B does not watch USDC');
+    assert.equal(a, 1, 'told once');
+
+    await mint(user, 'DAI', '3');
+    await until('both hear about DAI', () => a === 2 && b === 1);
+    assert.equal(watchB.value(token('DAI'))!.balance, parseUnits('3', 18));
+    watchA.close();
+    watchB.close();
+  });
+
+  it('shares tracking per user: the union of tokens, shrinking as watchers leave, gone with the last one', async () => {
+    const reads: ChainReadEvent[] = [];
+    const stream = newStream({ onRead: (e) => reads.push(e) });
+    const user = freshUser();
+    const other = freshUser();
+    const w1 = await stream.watch({ user, tokens: [token('USDC'), token('DAI')], onChange: () => {} });
+    const w2 = await stream.watch({ user, tokens: [token('DAI'), token('COW'), NATIVE_TOKEN], onChange: () => {} });
+    const w3 = await stream.watch({ user: other, tokens: [token('USDC')], onChange: () => {} });
+    assert.deepEqual(new Set(stream.trackedTokens(user)), new Set([token('USDC'), token('DAI'), token('COW'), NATIVE_TOKEN]));
+    assert.equal(stream.stats().pairs, 5);
+    assert.equal(stream.stats().users, 2);
+    assert.equal(stream.stats().watchers, 3);
+
+    // a second tab with the same tokens (any order of case) shares everything
+    const w2b = await stream.watch({ user: user.toUpperCase().replace('0X', '0x') as Address, tokens: [token('DAI'), token('COW').toUpperCase().replace('0X', '0x') as Address, NATIVE_TOKEN], onChange: () => {} });
+    assert.equal(stream.stats().pairs, 5);
+    assert.equal(stream.stats().watchers, 4);
+    assert.deepEqual(w2b.tokens, w2.tokens);
+
+    w1.close();
+    assert.deepEqual(new Set(stream.trackedTokens(user)), new Set([token('DAI'), token('COW'), NATIVE_TOKEN]));
+    assert.equal(stream.stats().pairs, 4);
+    w1.close(); // idempotent
+    assert.equal(stream.stats().pairs, 4);
+    w2.close();
+    assert.equal(stream.stats().pairs, 4, 'the other tab still watches');
+    assert.equal(w2b.value(token('COW'))!.balance, 0n);
+    w2b.close();
+    assert.equal(stream.trackedTokens(user), null, 'tracking stops with the last watcher');
+    assert.equal(stream.stats().pairs, 1);
+    w3.close();
+    assert.deepEqual(stream.stats().users, 0);
+    assert.equal(stream.stats().pairs, 0);
+
+    const readsBefore = reads.length;
+    await blocks(2);
+    await sleep(300);
+    assert.equal(reads.length, readsBefore, 'nothing is read once nobody watches');
+  });
+
+  it('serves hundreds of users from one multicall per block, and batches their initial reads', async () => {
+    const reads: ChainReadEvent[] = [];
+    const stream = newStream({ onRead: (e) => reads.push(e) });
+    const users = Array.from({ length: 300 }, freshUser);
+    const tokens = [token('USDC'), token('DAI'), token('WBTC'), token('COW'), NATIVE_TOKEN];
+    const counts = new Map<Address, number>();
+    const watches = await Promise.all(users.map((user) => stream.watch({ user, tokens, onChange: () => counts.set(user, (counts.get(user) ?? 0) + 1) })));
+    const connect = reads.filter((r) => r.kind === 'connect');
+    assert.equal(connect.length, 1, `300 simultaneous watchers share one initial read (got ${connect.length})`);
+    assert.equal(connect[0].pairs, 1500);
+
+    const lucky = users[123];
+    await mint(lucky, 'WBTC', '0.25');
+    await until('the lucky user hears about it', () => counts.get(lucky) === 1);
+    await blocks(1);
+    assert.deepEqual([...counts.keys()], [lucky], 'nobody else is told');
+    const rounds = reads.filter((r) => r.kind === 'block' && r.ok);
+    assert.ok(rounds.length > 0 && rounds.every((r) => r.pairs === 1500));
+    assert.equal(new Set(rounds.map((r) => r.block)).size, rounds.length, 'one read per block');
+    for (const w of watches) w.close();
+  });
+
+  it('an initial read that fails rejects and leaves nothing behind; failing rounds are survived and changes made meanwhile still arrive', async () => {
+    const proxy: FaultyRpcProxy = await startFaultyRpcProxy(chain.rpcUrl);
+    try {
+      // reads go through the proxy; blocks come from the node directly (so rounds run and fail)
+      const flaky = new ChainReader(createChainClient({ chainId: 31337, rpcUrl: proxy.url, timeoutMs: 2_000, retryCount: 0 }), { blockFeed: reader.blockFeed });
+      const reads: ChainReadEvent[] = [];
+      const stream = newStream({ reader: flaky, onRead: (e) => reads.push(e) });
+      const user = freshUser();
+      proxy.down = true;
+      await assert.rejects(stream.watch({ user, tokens: [token('USDC')], onChange: () => {} }));
+      assert.equal(stream.stats().users, 0);
+      assert.equal(stream.stats().pairs, 0);
+      proxy.down = false;
+
+      let changes = 0;
+      const watch = await stream.watch({ user, tokens: [token('USDC')], onChange: () => changes++ });
+      await until('a block round', () => reads.some((r) => r.kind === 'block' && r.ok));
+      proxy.down = true;
+      const minted = await mint(user, 'USDC', '7');
+      await until('failing rounds', () => stream.stats().readFailures >= 2);
+      assert.equal(changes, 0);
+      proxy.down = false;
+      await until('the change after recovery', () => changes === 1);
+      assert.equal(watch.value(token('USDC'))!.balance, minted);
+      watch.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('closing (or aborting its signal) tells every watcher, stops reading and refuses new watchers', async () => {
+    const controller = new AbortController();
+    const reads: ChainReadEvent[] = [];
+    const stream = newStream({ signal: controller.signal, onRead: (e) => reads.push(e) });
+    let closed = 0;
+    await stream.watch({ user: freshUser(), tokens: [token('USDC')], onChange: () => {}, onClose: () => closed++ });
+    await stream.watch({ user: freshUser(), tokens: [token('DAI')], onChange: () => {}, onClose: () => closed++ });
+    controller.abort();
+    await until('both closed', () => closed === 2);
+    assert.equal(stream.stats().users, 0);
+    await assert.rejects(stream.watch({ user: freshUser(), tokens: [token('USDC')], onChange: () => {} }), StreamClosedError);
+    const n = reads.length;
+    await blocks(2);
+    assert.equal(reads.length, n);
+  });
+});
