@@ -94,6 +94,18 @@ describe('OpenAPI document', () => {
     await checked_call('DELETE', `/devnet/api/v1/orders/${uid}`, { signature: '0x' + '11'.repeat(65), signingScheme: 'eip712' });
     await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'USDC', amount: '10' });
     await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'NOPE' });
-    assert.ok(checked >= 25);
+    // auxiliary API, wired into the same node
+    await checked_call('GET', `/31337/tokens/${weth}/usdPrice`);
+    await checked_call('GET', '/devnet/tokens/-/usdPrice');
+    await checked_call('GET', `/31337/tokens/0x1234/usdPrice`);
+    await checked_call('GET', `/31337/tokens/${usdc}/topHolders`);
+    await checked_call('GET', `/31337/accounts/${trader.address}/balances?tokens=${weth},${usdc},0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE`);
+    await checked_call('GET', `/31337/accounts/${trader.address}/balances`);
+    await checked_call('GET', `/31337/markets/${weth}-${usdc}/slippageTolerance`);
+    await checked_call('POST', '/31337/yield/pools', []);
+    await checked_call('GET', '/31337/yield/pools-average-apr');
+    await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
+    await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
+    assert.ok(checked >= 36);
   });
 });
