@@ -7,6 +7,7 @@ import { benchOrderSignature } from './order-signature.js';
 import { benchOrderBook } from './orderbook.js';
 import { benchUsdPrice } from './usd-price.js';
 import { benchBalanceStream } from './balance-stream.js';
+import { benchAuctionBuild } from './auction-build.js';
 
 export interface Figure {
   name: string;
@@ -23,6 +24,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['orderbook', benchOrderBook],
   ['usd-price', benchUsdPrice],
   ['balance-stream', benchBalanceStream],
+  ['auction-build', benchAuctionBuild],
 ];
 
 async function main() {

@@ -15,7 +15,7 @@ import { startDevnet, type Devnet } from './chain/devnet/index.js';
 import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
-import { startBackgroundLoops } from './loops.js';
+import { startBackgroundLoops, type RunningLoops } from './loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
@@ -28,6 +28,9 @@ export interface App {
   networks: ChainNetwork[];
   orderBooks: Map<string, OrderBookBuild>;
   devnet: Devnet | null;
+  /** the auction loop of each network this replica leads */
+  auctionLoops: RunningLoops['auctionLoops'];
+  indexers: RunningLoops['indexers'];
   /** where things are, for the start-up banner */
   urls: { base: string; orderBook: Record<string, string>; docs: string; health: string; ready: string; devnetRpc: string | null };
   /** resolves when the app must stop by itself (e.g. the devnet died) with the reason */
@@ -113,7 +116,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const appData = new AppDataService(database.db);
     const orderBooks = new Map<string, OrderBookBuild>();
     for (const network of networks) {
-      const build = buildOrderBookServices(network, database.db, config, appData, options.now);
+      const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) =>
+        logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed'),
+      );
       orderBooks.set(network.name, build);
       const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
       await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
@@ -161,7 +166,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options: { logger },
     });
 
-    const loops = startBackgroundLoops({ networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason, databaseUrl: options.database ? null : config.databaseUrl });
+    const loops = startBackgroundLoops({
+      networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,
+      databaseUrl: options.database ? null : config.databaseUrl,
+      bannedAddresses: config.bannedAddresses,
+      deniedTokens: config.deniedTokens,
+      auctions: config.auctions,
+    });
     closers.push(() => loops.stop());
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
@@ -177,6 +188,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       networks,
       orderBooks,
       devnet,
+      auctionLoops: loops.auctionLoops,
+      indexers: loops.indexers,
       fatal,
       urls: {
         base,

@@ -1,6 +1,7 @@
 /**
- * Background loops of a running node, per network: the event indexer (chain → database) and what hangs off
- * it. Each loop takes the shared AbortSignal and stops cleanly.
+ * Background loops of a running node, per network: the event indexer (chain → database), the auction loop
+ * (auction → solvers → driver → lifecycle events) that hangs off it. With a shared PostgreSQL they run on
+ * one replica per chain (advisory-lock leadership); each takes the AbortSignal and stops cleanly.
  */
 import type { Logger } from 'pino';
 import type { Database } from './db/connection.js';
@@ -8,6 +9,7 @@ import type { ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
+import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -18,16 +20,26 @@ export interface LoopDeps {
   onFatal: (reason: string) => void;
   /** PostgreSQL URL when replicas share a database: the loops of a chain then run on one replica only */
   databaseUrl: string | null;
+  bannedAddresses: ReadonlySet<string>;
+  deniedTokens: ReadonlySet<string>;
+  auctions: { enabled: boolean; everyBlocks: number };
 }
 
 export interface RunningLoops {
   indexers: Map<string, Indexer>;
+  /** the auction loop of each network, while this replica leads it */
+  auctionLoops: Map<string, RunningAuctionLoop>;
   stop(): Promise<void>;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
 
 export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
   const running: Promise<unknown>[] = [];
   const indexers = new Map<string, Indexer>();
+  const auctionLoops = new Map<string, RunningAuctionLoop>();
   for (const network of deps.networks) {
     const log = deps.logger.child({ chain: network.name, loop: 'indexer' });
     const indexer = new Indexer({
@@ -46,14 +58,35 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
-        await indexer.run(signal).catch((err) => {
-          if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
+        const auctionLoop = !deps.auctions.enabled ? null : startAuctionLoop({
+          network,
+          db: deps.database.db,
+          nativePrices: deps.orderBooks.get(network.name)!.nativePrices,
+          logger: deps.logger.child({ chain: network.name, loop: 'auction' }),
+          signal,
+          indexer,
+          bannedAddresses: deps.bannedAddresses,
+          deniedTokens: deps.deniedTokens,
+          everyBlocks: deps.auctions.everyBlocks,
         });
+        if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
+        try {
+          await Promise.all([
+            indexer.run(signal).catch((err) => {
+              if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
+            }),
+            aborted(signal),
+          ]);
+        } finally {
+          auctionLoops.delete(network.name);
+          await auctionLoop?.stop();
+        }
       }),
     );
   }
   return {
     indexers,
+    auctionLoops,
     async stop() {
       await Promise.allSettled(running);
     },

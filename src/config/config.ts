@@ -27,6 +27,8 @@ export interface Config {
   /** chain id → RPC URL (http(s) or ws(s)) */
   rpcUrls: Map<number, string>;
   devnet: { enabled: boolean; port: number; blockTime: number; activity: boolean; historyHours: number };
+  /** build auctions and settle them with the built-in solvers (the devnet's solver account) */
+  auctions: { enabled: boolean; everyBlocks: number };
   redisUrl: string | null;
   /** prefix of every Redis key and channel, so several deployments can share one Redis */
   redisKeyPrefix: string;
@@ -149,6 +151,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       activity: bool(env, 'DEVNET_ACTIVITY', true),
       historyHours: int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
     },
+    auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX') ?? 'batchbook:',
     amqpUrl: url(env, 'AMQP_URL', ['amqp', 'amqps']),

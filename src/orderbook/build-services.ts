@@ -1,6 +1,6 @@
 /** Builds the order-book services of one network from its chain runtime, the database and the configuration. */
 import type { Kysely } from 'kysely';
-import type { Address, Hex } from 'viem';
+import type { Address } from 'viem';
 import type { Config } from '../config/config.js';
 import type { DB } from '../db/schema.js';
 import type { ChainNetwork } from '../chain/network.js';
@@ -14,8 +14,12 @@ import { QuoteService } from './quotes/quote-service.js';
 import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
+import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
 import { OrderBookError } from '../http/errors.js';
-import type { CompetitionStatusBody, OrderBookNetworkServices } from './routes/context.js';
+import type { OrderBookNetworkServices } from './routes/context.js';
+import { CompetitionStore } from '../auction/competition-store.js';
+import { AuctionStore } from '../auction/auction-store.js';
+import { createCompetitionStatus } from '../auction/competition-status.js';
 
 class NoEstimator implements TradeEstimator {
   readonly name = 'none';
@@ -31,11 +35,22 @@ export interface OrderBookBuild {
   orders: OrderRepository;
 }
 
-export function buildOrderBookServices(network: ChainNetwork, db: Kysely<DB>, config: Config, appData: AppDataService, now: () => number = DEFAULT_ORDER_POLICY.now): OrderBookBuild {
+export function buildOrderBookServices(
+  network: ChainNetwork,
+  db: Kysely<DB>,
+  config: Config,
+  appData: AppDataService,
+  now: () => number = DEFAULT_ORDER_POLICY.now,
+  onProviderError?: (err: unknown) => void,
+): OrderBookBuild {
   const { chainId, settlement, reader } = network;
-  const estimator: TradeEstimator = network.amm
-    ? new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors })
-    : new NoEstimator();
+  const estimators: TradeEstimator[] = [];
+  if (network.amm) estimators.push(new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors }));
+  if (config.externalQuoteUrl) {
+    estimators.push(new ExternalOrderBookEstimator({ baseUrl: config.externalQuoteUrl, timeoutMs: config.outboundTimeoutMs, from: settlement }));
+  }
+  const estimator: TradeEstimator =
+    estimators.length === 0 ? new NoEstimator() : estimators.length === 1 ? estimators[0]! : new BestOfEstimators(estimators, onProviderError);
   const nativePrices: NativePriceSource =
     network.amm && network.wrappedNative
       ? new AmmNativePrice({ client: network.client as never, factory: network.amm.factory, wrappedNative: network.wrappedNative, connectors: network.connectors })
@@ -58,16 +73,11 @@ export function buildOrderBookServices(network: ChainNetwork, db: Kysely<DB>, co
   });
   const cancellations = new CancellationService({ chainId, settlement, orders: repo, now });
   const trades = new TradeService({ chainId, db, nativePrice: (t: Address) => nativePrices.nativePrice(t) });
-  const competitionStatus = async (uid: Hex): Promise<CompetitionStatusBody | null> => {
-    const order = await orders.stored(uid);
-    if (!order) return null;
-    const status = await orders.status(uid);
-    if (status === 'fulfilled') return { type: 'traded', value: [] };
-    if (status === 'cancelled' || status === 'expired') return { type: 'cancelled' };
-    return { type: 'open' };
-  };
+  const competitions = new CompetitionStore(db, chainId);
+  const competitionStatus = createCompetitionStatus({ chainId, db, orders: repo, competitions, now });
+  const auctionReads = { auctions: new AuctionStore(db, chainId), competitions };
   return {
-    services: { appData, orders, cancellations, trades, quotes, nativePrices, competitionStatus },
+    services: { appData, orders, cancellations, trades, quotes, nativePrices, competitionStatus, auctionReads },
     estimator,
     nativePrices,
     orders: repo,

@@ -7,6 +7,7 @@ import type { CancellationService } from '../orders/cancellation-service.js';
 import type { TradeService } from '../trades/trade-service.js';
 import type { QuoteService } from '../quotes/quote-service.js';
 import type { NativePriceSource } from '../pricing/trade-estimator.js';
+import type { AuctionReads } from './auction-routes.js';
 
 export interface CompetitionStatusBody {
   type: 'open' | 'scheduled' | 'active' | 'solved' | 'executing' | 'traded' | 'cancelled';
@@ -22,6 +23,8 @@ export interface OrderBookNetworkServices {
   nativePrices: NativePriceSource;
   /** GET /orders/{uid}/status: where the order is in the competition (null: unknown order) */
   competitionStatus(uid: Hex): Promise<CompetitionStatusBody | null>;
+  /** the current auction and stored solver competitions */
+  auctionReads: AuctionReads;
 }
 
 export interface OrderBookRouteContext {

@@ -1,0 +1,193 @@
+/**
+ * Builds the auction of one block: the live orders (one indexed query), then the orders that can actually be
+ * settled — presignature confirmed, owner and receiver not banned, tokens not denied, not in flight, owner's
+ * balance and vault-relayer allowance sufficient (one multicall for every (owner, sell token) pair, at the
+ * block), native prices known for both tokens (one price read per distinct token, batched by the client).
+ * Every order left out is reported with the order-event label and reason upstream uses for it
+ * (`invalid`: the owner must act; `filtered`: the system cannot price or place it now). Orders in flight are left
+ * out silently: their latest event stays `executing`.
+ * Out-of-market limit orders are in the auction; they are simply not filled until the market reaches them.
+ */
+import type { Kysely } from 'kysely';
+import type { Address, Hex } from 'viem';
+import type { ChainReader } from '../chain/reader.js';
+import type { DB } from '../db/schema.js';
+import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
+import { parseAppDataDocument } from '../protocol/index.js';
+import { PRICE_SCALE, type Auction, type ExcludedOrder, type OrderInteraction, type SolvableOrder } from './auction-types.js';
+import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
+
+export interface AuctionBuilderOptions {
+  chainId: number;
+  db: Kysely<DB>;
+  reader: ChainReader;
+  settlement: Address;
+  vaultRelayer: Address;
+  nativePrices: NativePriceSource;
+  /** lowercase addresses whose orders never enter an auction */
+  bannedAddresses?: ReadonlySet<string>;
+  /** lowercase tokens that never trade */
+  deniedTokens?: ReadonlySet<string>;
+}
+
+export interface BlockRef {
+  number: bigint | number;
+  timestamp: bigint | number;
+}
+
+export interface BuiltAuction {
+  /** the auction without its id (the store assigns it) */
+  auction: Omit<Auction, 'id'>;
+  excluded: ExcludedOrder[];
+  /** live orders skipped because a submitted settlement holds them */
+  inFlight: number;
+  /** live orders the query returned */
+  candidates: number;
+}
+
+interface Hooks {
+  pre: OrderInteraction[];
+  post: OrderInteraction[];
+}
+
+const NO_HOOKS: Hooks = { pre: [], post: [] };
+const APP_DATA_CACHE_SIZE = 10_000;
+
+/** What an order may still be filled by, in sell units (sell orders, before fees) or buy units (buy orders). */
+export function remainingOf(row: Pick<SolvableOrderRow, 'kind' | 'sellAmount' | 'buyAmount' | 'executedSell' | 'executedBuy' | 'executedFee'>): bigint {
+  const left = row.kind === 'sell' ? row.sellAmount - (row.executedSell - row.executedFee) : row.buyAmount - row.executedBuy;
+  return left > 0n ? left : 0n;
+}
+
+/** Sell tokens an order needs from its owner to be settled now: all of it (fill-or-kill) or one atom (partially fillable). */
+function neededBalance(row: SolvableOrderRow, remaining: bigint): bigint {
+  if (row.partiallyFillable) return 1n;
+  return row.kind === 'sell' ? remaining + row.feeAmount : row.sellAmount + row.feeAmount;
+}
+
+export class AuctionBuilder {
+  private readonly hooksByAppData = new Map<Hex, Hooks>();
+
+  constructor(private readonly options: AuctionBuilderOptions) {}
+
+  async build(block: BlockRef, inFlight: ReadonlySet<Hex> = new Set()): Promise<BuiltAuction> {
+    const { chainId, db, reader, vaultRelayer } = this.options;
+    const blockNumber = BigInt(block.number);
+    const timestamp = Number(block.timestamp);
+    const rows = await querySolvableOrders(db, chainId, timestamp);
+    const excluded: ExcludedOrder[] = [];
+    const banned = this.options.bannedAddresses ?? new Set<string>();
+    const denied = this.options.deniedTokens ?? new Set<string>();
+
+    let held = 0;
+    const live: SolvableOrderRow[] = [];
+    for (const row of rows) {
+      if (inFlight.has(row.uid)) held++;
+      else if (banned.has(row.owner) || (row.receiver !== null && banned.has(row.receiver))) excluded.push({ uid: row.uid, label: 'invalid', reason: 'banned_user' });
+      else if (denied.has(row.sellToken) || denied.has(row.buyToken)) excluded.push({ uid: row.uid, label: 'invalid', reason: 'unsupported_token' });
+      else if (row.signingScheme === 'presign' && row.presigned !== true) excluded.push({ uid: row.uid, label: 'invalid', reason: 'invalid_signature' });
+      else live.push(row);
+    }
+
+    // balances and allowances: one multicall over the distinct (owner, sell token) pairs, at the auction's block
+    const pairKeys = new Map<string, { owner: Address; token: Address }>();
+    for (const row of live) pairKeys.set(`${row.owner}:${row.sellToken}`, { owner: row.owner, token: row.sellToken });
+    const pairs = [...pairKeys.values()];
+    const funds = new Map<string, { balance: bigint; allowance: bigint }>();
+    if (pairs.length > 0) {
+      const read = await reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber });
+      read.forEach((r, i) => funds.set(`${pairs[i].owner}:${pairs[i].token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
+    }
+
+    // native prices of every token still in play
+    const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint }> = [];
+    for (const row of live) {
+      const remaining = remainingOf(row);
+      const f = funds.get(`${row.owner}:${row.sellToken}`) ?? { balance: 0n, allowance: 0n };
+      const needed = neededBalance(row, remaining);
+      if (f.balance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
+      else if (f.allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
+      else funded.push({ row, remaining, available: f.balance < f.allowance ? f.balance : f.allowance });
+    }
+    const tokens = [...new Set(funded.flatMap(({ row }) => [row.sellToken, row.buyToken]))];
+    const prices = new Map<Address, bigint>();
+    const read = await Promise.all(tokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null)));
+    tokens.forEach((t, i) => {
+      const p = read[i];
+      if (p === null || p === undefined || !Number.isFinite(p) || p <= 0) return;
+      const scaled = BigInt(Math.round(p * Number(PRICE_SCALE)));
+      if (scaled > 0n) prices.set(t, scaled);
+    });
+
+    const hooks = await this.hooks(funded.map(({ row }) => row.appData));
+    const orders: SolvableOrder[] = [];
+    for (const { row, remaining, available } of funded) {
+      if (!prices.has(row.sellToken) || !prices.has(row.buyToken)) {
+        excluded.push({ uid: row.uid, label: 'filtered', reason: 'missing_native_price' });
+        continue;
+      }
+      const h = hooks.get(row.appData) ?? NO_HOOKS;
+      orders.push({
+        uid: row.uid,
+        owner: row.owner,
+        created: row.created,
+        sellToken: row.sellToken,
+        buyToken: row.buyToken,
+        receiver: row.receiver,
+        sellAmount: row.sellAmount,
+        buyAmount: row.buyAmount,
+        validTo: row.validTo,
+        appData: row.appData,
+        feeAmount: row.feeAmount,
+        kind: row.kind,
+        partiallyFillable: row.partiallyFillable,
+        sellTokenBalance: row.sellTokenBalance as SolvableOrder['sellTokenBalance'],
+        buyTokenBalance: row.buyTokenBalance as SolvableOrder['buyTokenBalance'],
+        class: row.class,
+        signingScheme: row.signingScheme,
+        signature: row.signature,
+        executedSell: row.executedSell,
+        executedBuy: row.executedBuy,
+        executedFee: row.executedFee,
+        remaining,
+        available,
+        preInteractions: h.pre,
+        postInteractions: h.post,
+        quote: row.quote,
+      });
+    }
+    // only the prices the auction's orders use
+    const used = new Set(orders.flatMap((o) => [o.sellToken, o.buyToken]));
+    for (const t of [...prices.keys()]) if (!used.has(t)) prices.delete(t);
+    return {
+      auction: { chainId, block: Number(blockNumber), timestamp, orders, prices, settlement: this.options.settlement },
+      excluded,
+      inFlight: held,
+      candidates: rows.length,
+    };
+  }
+
+  /** App-data hooks by app-data hash: parsed once per document and remembered. */
+  private async hooks(appData: Hex[]): Promise<Map<Hex, Hooks>> {
+    const missing = [...new Set(appData)].filter((h) => !this.hooksByAppData.has(h));
+    if (missing.length > 0) {
+      const documents = await queryAppData(this.options.db, missing);
+      for (const hash of missing) {
+        const text = documents.get(hash);
+        let hooks = NO_HOOKS;
+        if (text !== undefined) {
+          try {
+            const parsed = parseAppDataDocument(text).protocol.hooks;
+            const map = (h: { target: string; callData: string }): OrderInteraction => ({ target: h.target.toLowerCase() as Address, value: 0n, callData: h.callData as Hex });
+            hooks = { pre: parsed.pre.map(map), post: parsed.post.map(map) };
+          } catch {
+            hooks = NO_HOOKS;
+          }
+        }
+        if (this.hooksByAppData.size >= APP_DATA_CACHE_SIZE) this.hooksByAppData.delete(this.hooksByAppData.keys().next().value!);
+        this.hooksByAppData.set(hash, hooks);
+      }
+    }
+    return this.hooksByAppData;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A solver's proposal for one auction, how it is scored (CIP-38: surplus + protocol fees in native token) and
+ * checked before it may compete: every limit price holds for the executed amounts exactly as the settlement
+ * contract checks it, no order is filled beyond what is left or beyond its owner's balance, and the settlement
+ * contract ends with at least as much of every token as it started with (no buffers are spent).
+ */
+import type { Address } from 'viem';
+import type { SettlementInteraction } from '../protocol/index.js';
+import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
+
+/** A call the settlement contract makes (GPv2Interaction.Data). */
+export type Interaction = SettlementInteraction;
+
+/** ⌈x / y⌉ for positive y, as GPv2 SafeMath.ceilDiv. */
+export const ceilDiv = (x: bigint, y: bigint): bigint => (x + y - 1n) / y;
+
+/** One order's execution: amounts the owner sends (before the signed fee) and receives. */
+export interface ProposedTrade {
+  order: SolvableOrder;
+  executedSell: bigint;
+  executedBuy: bigint;
+}
+
+/** What an interaction does to the settlement contract's balances (an AMM swap: `amountIn` of one token for `amountOut` of another). */
+export interface BalanceEffect {
+  token: Address;
+  delta: bigint;
+}
+
+export interface Solution {
+  solver: string;
+  trades: ProposedTrade[];
+  /** uniform clearing prices (token → price); empty when the solution has none (e.g. AMM routes at their own rates) */
+  clearingPrices: Map<Address, bigint>;
+  interactions: { pre: Interaction[]; intra: Interaction[]; post: Interaction[] };
+  /** the balance changes the interactions cause to the settlement contract, as the solver modelled them */
+  interactionEffects: BalanceEffect[];
+}
+
+export interface Solver {
+  readonly name: string;
+  solve(auction: Auction): Promise<Solution[]>;
+}
+
+/** The signed fee charged for an execution, as GPv2Settlement computes it. */
+export function executedFeeOf(order: SolvableOrder, executedSell: bigint, executedBuy: bigint): bigint {
+  if (!order.partiallyFillable) return order.feeAmount;
+  return order.kind === 'sell' ? (order.feeAmount * executedSell) / order.sellAmount : (order.feeAmount * executedBuy) / order.buyAmount;
+}
+
+/**
+ * Surplus of one trade in native-token atoms (floor): a sell order's is what it bought beyond its limit for the
+ * amount it sold (in buy token), a buy order's what it kept below its limit for the amount it bought (in sell token).
+ */
+export function surplusInNative(trade: ProposedTrade, prices: Map<Address, bigint>): bigint {
+  const { order, executedSell, executedBuy } = trade;
+  if (order.kind === 'sell') {
+    const price = prices.get(order.buyToken) ?? 0n;
+    // (executedBuy - executedSell × buyAmount / sellAmount) × price / 1e18
+    const scaled = executedBuy * order.sellAmount - executedSell * order.buyAmount;
+    return scaled <= 0n ? 0n : (scaled * price) / (order.sellAmount * PRICE_SCALE);
+  }
+  const price = prices.get(order.sellToken) ?? 0n;
+  const scaled = executedBuy * order.sellAmount - executedSell * order.buyAmount;
+  return scaled <= 0n ? 0n : (scaled * price) / (order.buyAmount * PRICE_SCALE);
+}
+
+/** CIP-38 score: Σ surplus + protocol fees (no fee policies are configured, so fees add nothing), in native atoms. */
+export function scoreSolution(solution: Solution, prices: Map<Address, bigint>): bigint {
+  let score = 0n;
+  for (const trade of solution.trades) score += surplusInNative(trade, prices);
+  return score;
+}
+
+/** The contract's limit check on a trade: sellAmount × executedBuy ≥ buyAmount × executedSell (with per-trade prices). */
+export function respectsLimit(order: Pick<SolvableOrder, 'sellAmount' | 'buyAmount'>, executedSell: bigint, executedBuy: bigint): boolean {
+  return order.sellAmount * executedBuy >= order.buyAmount * executedSell;
+}
+
+export class InvalidSolutionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidSolutionError';
+  }
+}
+
+const key = (owner: string, token: string): string => `${owner}:${token}`;
+
+/** Throws InvalidSolutionError naming the first rule the solution breaks. */
+export function verifySolution(solution: Solution): void {
+  if (solution.trades.length === 0) throw new InvalidSolutionError('no trades');
+  const seen = new Set<string>();
+  const spent = new Map<string, bigint>();
+  const net = new Map<Address, bigint>();
+  const add = (token: Address, delta: bigint) => net.set(token, (net.get(token) ?? 0n) + delta);
+  for (const { order, executedSell, executedBuy } of solution.trades) {
+    if (seen.has(order.uid)) throw new InvalidSolutionError(`order ${order.uid} traded twice`);
+    seen.add(order.uid);
+    if (executedSell <= 0n || executedBuy <= 0n) throw new InvalidSolutionError(`order ${order.uid}: zero amount`);
+    if (!respectsLimit(order, executedSell, executedBuy)) throw new InvalidSolutionError(`order ${order.uid}: limit price not respected`);
+    const filled = order.kind === 'sell' ? executedSell : executedBuy;
+    const full = order.kind === 'sell' ? order.sellAmount : order.buyAmount;
+    const fits = order.partiallyFillable ? filled <= order.remaining : filled === full && order.remaining === full;
+    if (!fits) throw new InvalidSolutionError(`order ${order.uid}: fill ${filled} does not fit what is left (${order.remaining})`);
+    const fee = executedFeeOf(order, executedSell, executedBuy);
+    const k = key(order.owner, order.sellToken);
+    const total = (spent.get(k) ?? 0n) + executedSell + fee;
+    if (total > order.available) throw new InvalidSolutionError(`order ${order.uid}: owner balance or allowance too low`);
+    spent.set(k, total);
+    add(order.sellToken, executedSell + fee);
+    add(order.buyToken, -executedBuy);
+  }
+  for (const effect of solution.interactionEffects) add(effect.token, effect.delta);
+  for (const [token, delta] of net) if (delta < 0n) throw new InvalidSolutionError(`the settlement would pay out ${-delta} more ${token} than it receives`);
+}
+
+/** Sell amounts an owner has left per (owner, sell token), shared by the orders a solver picks. */
+export class BalanceBudget {
+  private readonly used = new Map<string, bigint>();
+
+  /** What the order may still take from its owner's balance, given what earlier picks used. */
+  left(order: SolvableOrder): bigint {
+    const rest = order.available - (this.used.get(key(order.owner, order.sellToken)) ?? 0n);
+    return rest > 0n ? rest : 0n;
+  }
+
+  take(order: SolvableOrder, amount: bigint): void {
+    const k = key(order.owner, order.sellToken);
+    this.used.set(k, (this.used.get(k) ?? 0n) + amount);
+  }
+}
