@@ -6,55 +6,20 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
-import { fromNumeric, toBytes, toHex, toHexOrNull } from '../db/codec.js';
+import { fromNumeric, toBytes, toHex } from '../db/codec.js';
+import { executedAmountsFromColumns, orderFieldsFromColumns, type ExecutedAmounts, type OrderColumns, type StoredOrderFields } from '../orderbook/orders/order-fields.js';
 import type { DB } from '../db/schema.js';
 
-export interface SolvableOrderRow {
-  uid: Hex;
-  owner: Address;
+export interface SolvableOrderRow extends StoredOrderFields, ExecutedAmounts {
+  /** unix seconds */
   created: number;
-  sellToken: Address;
-  buyToken: Address;
-  receiver: Address | null;
-  sellAmount: bigint;
-  buyAmount: bigint;
-  validTo: number;
-  appData: Hex;
-  feeAmount: bigint;
-  kind: 'sell' | 'buy';
-  partiallyFillable: boolean;
-  signature: Hex;
-  signingScheme: 'eip712' | 'ethsign' | 'presign' | 'eip1271';
-  sellTokenBalance: string;
-  buyTokenBalance: string;
-  class: 'market' | 'limit' | 'liquidity';
-  executedSell: bigint;
-  executedBuy: bigint;
-  executedFee: bigint;
   /** latest PreSignature event of a presign order (null: none, or not a presign order) */
   presigned: boolean | null;
   quote: { sellAmount: bigint; buyAmount: bigint; fee: bigint; solver: string } | null;
 }
 
-interface RawRow {
-  uid: Uint8Array;
-  owner: Uint8Array;
+interface RawRow extends OrderColumns {
   created_at: Date | string;
-  sell_token: Uint8Array;
-  buy_token: Uint8Array;
-  receiver: Uint8Array | null;
-  sell_amount: string;
-  buy_amount: string;
-  valid_to: number | string;
-  app_data: Uint8Array;
-  fee_amount: string;
-  kind: 'sell' | 'buy';
-  partially_fillable: boolean;
-  signature: Uint8Array;
-  signing_scheme: SolvableOrderRow['signingScheme'];
-  sell_token_balance: string;
-  buy_token_balance: string;
-  class: SolvableOrderRow['class'];
   executed_sell: string | null;
   executed_buy: string | null;
   executed_fee: string | null;
@@ -95,27 +60,9 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
 
 function fromRawRow(r: RawRow): SolvableOrderRow {
   return {
-    uid: toHex(r.uid),
-    owner: toHex(r.owner) as Address,
+    ...orderFieldsFromColumns(r),
+    ...executedAmountsFromColumns(r),
     created: Math.floor(new Date(r.created_at).getTime() / 1000),
-    sellToken: toHex(r.sell_token) as Address,
-    buyToken: toHex(r.buy_token) as Address,
-    receiver: toHexOrNull(r.receiver) as Address | null,
-    sellAmount: fromNumeric(r.sell_amount),
-    buyAmount: fromNumeric(r.buy_amount),
-    validTo: Number(r.valid_to),
-    appData: toHex(r.app_data),
-    feeAmount: fromNumeric(r.fee_amount),
-    kind: r.kind,
-    partiallyFillable: r.partially_fillable,
-    signature: toHex(r.signature),
-    signingScheme: r.signing_scheme,
-    sellTokenBalance: r.sell_token_balance,
-    buyTokenBalance: r.buy_token_balance,
-    class: r.class,
-    executedSell: fromNumeric(r.executed_sell),
-    executedBuy: fromNumeric(r.executed_buy),
-    executedFee: fromNumeric(r.executed_fee),
     presigned: r.presigned === null || r.presigned === undefined ? null : Boolean(r.presigned),
     quote:
       r.q_sell === null || r.q_sell === undefined

@@ -6,37 +6,17 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Address, Hex } from 'viem';
 import type { Insertable } from 'kysely';
 import type { DB, OrdersTable } from '../../db/schema.js';
-import { fromNumeric, toBytes, toHex, toHexOrNull, toNumeric } from '../../db/codec.js';
+import { fromNumeric, toBytes, toHex, toNumeric } from '../../db/codec.js';
+import { executedAmountsFromColumns, orderFieldsFromColumns, type ExecutedAmounts, type StoredOrderFields } from './order-fields.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
 
-export interface StoredOrder {
+export interface StoredOrder extends StoredOrderFields, ExecutedAmounts {
   chainId: number;
-  uid: Hex;
-  owner: Address;
   createdAt: Date;
-  sellToken: Address;
-  buyToken: Address;
-  receiver: Address | null;
-  sellAmount: bigint;
-  buyAmount: bigint;
-  validTo: number;
-  appData: Hex;
-  feeAmount: bigint;
-  kind: 'sell' | 'buy';
-  partiallyFillable: boolean;
-  signature: Hex;
-  signingScheme: 'eip712' | 'ethsign' | 'presign' | 'eip1271';
-  sellTokenBalance: string;
-  buyTokenBalance: string;
-  class: 'market' | 'limit' | 'liquidity';
   settlementContract: Address;
   cancelledAt: Date | null;
   outsideMarket: boolean;
   validFrom: number | null;
-  /** from indexed trades */
-  executedSell: bigint;
-  executedBuy: bigint;
-  executedFee: bigint;
   /** an on-chain OrderInvalidated was indexed */
   invalidatedOnChain: boolean;
   /** latest PreSignature event: true/false, or null when none */
@@ -75,32 +55,14 @@ type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrTh
 
 function fromRow(row: Row): StoredOrder {
   return {
+    ...orderFieldsFromColumns(row),
+    ...executedAmountsFromColumns(row),
     chainId: row.chain_id,
-    uid: toHex(row.uid),
-    owner: toHex(row.owner) as Address,
     createdAt: new Date(row.created_at),
-    sellToken: toHex(row.sell_token) as Address,
-    buyToken: toHex(row.buy_token) as Address,
-    receiver: toHexOrNull(row.receiver) as Address | null,
-    sellAmount: fromNumeric(row.sell_amount),
-    buyAmount: fromNumeric(row.buy_amount),
-    validTo: Number(row.valid_to),
-    appData: toHex(row.app_data),
-    feeAmount: fromNumeric(row.fee_amount),
-    kind: row.kind,
-    partiallyFillable: row.partially_fillable,
-    signature: toHex(row.signature),
-    signingScheme: row.signing_scheme,
-    sellTokenBalance: row.sell_token_balance,
-    buyTokenBalance: row.buy_token_balance,
-    class: row.class,
     settlementContract: toHex(row.settlement_contract) as Address,
     cancelledAt: row.cancellation_timestamp ? new Date(row.cancellation_timestamp) : null,
     outsideMarket: row.outside_market,
     validFrom: row.valid_from === null ? null : Number(row.valid_from),
-    executedSell: fromNumeric(row.executed_sell),
-    executedBuy: fromNumeric(row.executed_buy),
-    executedFee: fromNumeric(row.executed_fee),
     invalidatedOnChain: Boolean(row.invalidated_on_chain),
     presigned: row.presigned === null || row.presigned === undefined ? null : Boolean(row.presigned),
     fullAppData: row.full_app_data ? Buffer.from(row.full_app_data).toString('utf8') : null,
@@ -121,25 +83,8 @@ function fromRow(row: Row): StoredOrder {
   };
 }
 
-export interface NewOrder {
+export interface NewOrder extends StoredOrderFields {
   chainId: number;
-  uid: Hex;
-  owner: Address;
-  sellToken: Address;
-  buyToken: Address;
-  receiver: Address | null;
-  sellAmount: bigint;
-  buyAmount: bigint;
-  validTo: number;
-  appData: Hex;
-  feeAmount: bigint;
-  kind: 'sell' | 'buy';
-  partiallyFillable: boolean;
-  signature: Hex;
-  signingScheme: StoredOrder['signingScheme'];
-  sellTokenBalance: string;
-  buyTokenBalance: string;
-  class: StoredOrder['class'];
   settlementContract: Address;
   outsideMarket: boolean;
   validFrom: number | null;
