@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { recoverAddress, type Hex } from 'viem';
 import { sign } from 'viem/accounts';
+import type { Figure } from './run.js';
 import { domainSeparator, orderDigest, recoverOrderSigner, type Order } from '../src/protocol/index.js';
 
 const DURATION_MS = 1500;
@@ -63,15 +64,7 @@ async function timeBoxed(ms: number, samples: readonly Sample[], step: (sample: 
   tally.ms += elapsed;
 }
 
-export async function benchOrderSignature(): Promise<{
-  name: string;
-  value: number;
-  unit: string;
-  baseline: number;
-  baselineUnit: string;
-  ratio: number;
-  note: string;
-}> {
+export async function benchOrderSignature(): Promise<Figure> {
   const separator = domainSeparator(31337);
   const samples = await buildSamples(separator);
 

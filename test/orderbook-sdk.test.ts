@@ -15,6 +15,19 @@ const CHAIN_ID = 31337;
 const SETTLEMENT = '0x9008D19f58AAbD9eD0D60971565AA8510560ab41';
 const override = { settlementContractOverride: { [CHAIN_ID]: SETTLEMENT } } as never;
 
+/** The SDK's OrderBookApi pointed at the node's devnet order book, signing with `account` (no client-side retries). */
+function connectSdk(app: TestApp, account: ReturnType<typeof privateKeyToAccount>): OrderBookApi {
+  const provider = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+  setGlobalAdapter(new ViemAdapter({ provider: provider as never, signer: account as never }) as never);
+  return new OrderBookApi({
+    chainId: CHAIN_ID as never,
+    env: 'prod',
+    baseUrls: { [CHAIN_ID]: `${app.baseUrl}/devnet` } as never,
+    backoffOpts: { numOfAttempts: 1 },
+    limiterOpts: { tokensPerInterval: 1000, interval: 'second' },
+  } as never);
+}
+
 describe('order book driven by the official SDK', () => {
   let app: TestApp;
   let api: OrderBookApi;
@@ -28,15 +41,7 @@ describe('order book driven by the official SDK', () => {
     trader = privateKeyToAccount(d.accounts.find((a) => a.role === 'trader')!.privateKey);
     weth = d.tokens.find((t) => t.symbol === 'WETH')!.address;
     usdc = d.tokens.find((t) => t.symbol === 'USDC')!.address;
-    const provider = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
-    setGlobalAdapter(new ViemAdapter({ provider: provider as never, signer: trader as never }) as never);
-    api = new OrderBookApi({
-      chainId: CHAIN_ID as never,
-      env: 'prod',
-      baseUrls: { [CHAIN_ID]: `${app.baseUrl}/devnet` } as never,
-      backoffOpts: { numOfAttempts: 1 },
-      limiterOpts: { tokensPerInterval: 1000, interval: 'second' },
-    } as never);
+    api = connectSdk(app, trader);
   });
   after(async () => {
     await app?.stop();
@@ -142,15 +147,7 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
   before(async () => {
     app = await startTestApp({ AUCTIONS: 'true' });
     trader = privateKeyToAccount(app.devnet!.describe().accounts[1]!.privateKey);
-    const provider = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
-    setGlobalAdapter(new ViemAdapter({ provider: provider as never, signer: trader as never }) as never);
-    api = new OrderBookApi({
-      chainId: CHAIN_ID as never,
-      env: 'prod',
-      baseUrls: { [CHAIN_ID]: `${app.baseUrl}/devnet` } as never,
-      backoffOpts: { numOfAttempts: 1 },
-      limiterOpts: { tokensPerInterval: 1000, interval: 'second' },
-    } as never);
+    api = connectSdk(app, trader);
   });
   after(async () => {
     await app?.stop();

@@ -4,37 +4,17 @@
  */
 import type { Address, Hex } from 'viem';
 import type { SettlementInteraction } from '../protocol/index.js';
+import type { ExecutedAmounts, StoredOrderFields } from '../orderbook/orders/order-fields.js';
 
 /** An order's pre- or post-interaction (app-data hook), as the settlement would call it. */
 export type OrderInteraction = SettlementInteraction;
 
 /** An order of the auction, with what the chain says about it (fills, balance) at the auction's block. */
-export interface SolvableOrder {
-  uid: Hex;
-  owner: Address;
+export interface SolvableOrder extends Omit<StoredOrderFields, 'sellTokenBalance' | 'buyTokenBalance'>, ExecutedAmounts {
   /** unix seconds */
   created: number;
-  sellToken: Address;
-  buyToken: Address;
-  /** as signed (null: the owner receives) */
-  receiver: Address | null;
-  sellAmount: bigint;
-  buyAmount: bigint;
-  validTo: number;
-  appData: Hex;
-  feeAmount: bigint;
-  kind: 'sell' | 'buy';
-  partiallyFillable: boolean;
   sellTokenBalance: 'erc20' | 'external' | 'internal';
   buyTokenBalance: 'erc20' | 'internal';
-  class: 'market' | 'limit' | 'liquidity';
-  signingScheme: 'eip712' | 'ethsign' | 'presign' | 'eip1271';
-  /** as stored (the API form; the settlement encoding is derived from it and the owner) */
-  signature: Hex;
-  /** from indexed trades: sell amount including fees, buy amount, fees */
-  executedSell: bigint;
-  executedBuy: bigint;
-  executedFee: bigint;
   /** what may still be filled: sell amount (sell orders, before fees) or buy amount (buy orders) */
   remaining: bigint;
   /** min(balance, allowance) of the owner in the sell token at the auction's block */
