@@ -131,7 +131,16 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     for (const network of networks) {
       marketChains.set(network.chainId, {
         network,
-        ...buildMarketServices(network, database.db, config, { nativePrices: orderBooks.get(network.name)!.nativePrices, logger: logger.child({ module: 'market', chain: network.name }) }),
+        ...buildMarketServices(network, database.db, config, {
+          nativePrices: orderBooks.get(network.name)!.nativePrices,
+          logger: logger.child({ module: 'market', chain: network.name }),
+          providers: {
+            ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
+            ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
+            ...(config.holderApis.goldRushApiKey ? { goldRush: { apiKey: config.holderApis.goldRushApiKey } } : {}),
+            ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId } } : {}),
+          },
+        }),
       });
     }
     registerMarketRoutes(server, { chains: marketChains });

@@ -47,6 +47,10 @@ export interface Config {
   analyticsApiKey: string | null;
   simulation: { apiKey: string | null; projectName: string | null; orgName: string | null };
   coingeckoApiKey: string | null;
+  /** optional holder APIs for topHolders (first-party indexed holders come first where exact) */
+  holderApis: { moralisApiKey: string | null; ethplorerApiKey: string | null; goldRushApiKey: string | null };
+  /** saved analytics query whose rows are pools (needs ANALYTICS_API_KEY) */
+  analyticsYieldQueryId: number | null;
   /** timeout applied to every outbound HTTP/RPC call, ms */
   outboundTimeoutMs: number;
 }
@@ -173,6 +177,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       orgName: str(env, 'SIMULATION_ORG_NAME'),
     },
     coingeckoApiKey: str(env, 'COINGECKO_API_KEY'),
+    holderApis: { moralisApiKey: str(env, 'MORALIS_API_KEY'), ethplorerApiKey: str(env, 'ETHPLORER_API_KEY'), goldRushApiKey: str(env, 'GOLDRUSH_API_KEY') },
+    analyticsYieldQueryId: str(env, 'ANALYTICS_YIELD_QUERY_ID') === null ? null : int(env, 'ANALYTICS_YIELD_QUERY_ID', 0, 1, Number.MAX_SAFE_INTEGER),
     outboundTimeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', 10_000, 100, 120_000),
   };
 }
