@@ -10,7 +10,7 @@
  *   try { ... rpcCall(fork.url, 'eth_sendTransaction', ...) } finally { await fork.kill(); }
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { findFreePort, resolveAnvilBinary } from '../../chain/devnet/anvil-process.js';
+import { answersChainId, findFreePort, resolveAnvilBinary } from '../../chain/devnet/anvil-process.js';
 
 export interface ForkOptions {
   /** JSON-RPC URL of the chain to fork (http(s) or ws(s)) */
@@ -155,7 +155,7 @@ async function startOnce(binary: string, port: number, options: ForkOptions): Pr
         }
         throw new ForkStartError('exited', `the fork node exited during start-up${tail.length ? `: ${outputTail()}` : ''}`);
       }
-      if (await answers(url)) break;
+      if (await answersChainId(url)) break;
       if (Date.now() > deadline) throw new ForkStartError('timeout', `the fork node did not start within ${options.readyTimeoutMs} ms${tail.length ? `: ${outputTail()}` : ''}`);
       await new Promise((r) => setTimeout(r, 15));
     }
@@ -174,18 +174,3 @@ async function startOnce(binary: string, port: number, options: ForkOptions): Pr
   };
 }
 
-async function answers(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-      signal: AbortSignal.timeout(1_000),
-    });
-    if (!res.ok) return false;
-    const body = (await res.json()) as { result?: unknown };
-    return typeof body.result === 'string';
-  } catch {
-    return false;
-  }
-}

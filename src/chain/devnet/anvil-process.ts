@@ -208,7 +208,8 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   return { pid: child.pid ?? -1, rpcUrl, exited, outputTail, stop };
 }
 
-async function answersChainId(url: string): Promise<boolean> {
+/** True when a JSON-RPC node at `url` answers eth_chainId within a second (used while waiting for anvil to listen). */
+export async function answersChainId(url: string): Promise<boolean> {
   try {
     const res = await fetch(url, {
       method: 'POST',
