@@ -84,6 +84,23 @@ describe('npm start', () => {
     }
   });
 
+  it('says so and stops when the devnet (anvil) dies, rather than serving a dead chain', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bb-start-kill-'));
+    try {
+      const devnetPort = await findFreePort();
+      const run = await start({ DATA_DIR: dir, PORT: String(await findFreePort()), DEVNET_PORT: String(devnetPort), DEVNET_HISTORY_HOURS: '0', LOG_LEVEL: 'info' });
+      const exited = new Promise<number | null>((resolve) => run.child.once('exit', (code) => resolve(code)));
+      const pids = spawnSync('pgrep', ['-f', `anvil.*--port ${devnetPort}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+      assert.ok(pids.length >= 1, 'found the anvil process');
+      for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
+      const code = await exited;
+      assert.notEqual(code, 0);
+      assert.match(run.output(), /devnet \(anvil\) exited unexpectedly/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a bad variable stops it with one line naming the variable', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, PORT: 'eighty' }, encoding: 'utf8', timeout: 30_000 });
     assert.equal(r.status, 2);
