@@ -10,7 +10,4 @@ export const erc20ReadAbi = parseAbi([
   'function totalSupply() view returns (uint256)',
 ]);
 
-export const eip1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4 magicValue)']);
 
-/** `bytes4(keccak256("isValidSignature(bytes32,bytes)"))`, returned by a contract that accepts the signature. */
-export const EIP1271_MAGIC_VALUE = '0x1626ba7e';

@@ -13,7 +13,8 @@
 import { encodeFunctionData, maxUint256, type Address, type Hex } from 'viem';
 import { BlockFeed, type BlockFeedLogger, type BlockListener } from './block-feed.js';
 import { MULTICALL3_ADDRESS, type ChainClient } from './client.js';
-import { EIP1271_MAGIC_VALUE, eip1271Abi, erc20ReadAbi } from './erc20-abi.js';
+import { erc20ReadAbi } from './erc20-abi.js';
+import { EIP1271_ABI, EIP1271_MAGIC_VALUE } from '../protocol/index.js';
 import { aggregate3, multicall3Abi, type Call3, type CallResult } from './multicall.js';
 import { isTransientRpcError } from './rpc-retry.js';
 import { decodeDecimals, decodeTokenText, decodeUint256 } from './token-text.js';
@@ -249,7 +250,7 @@ export class ChainReader {
    * `caller` (e.g. the settlement contract, which makes this call on chain).
    */
   async isValidSignature1271(owner: Address, digest: Hex, signature: Hex, options: { caller?: Address } = {}): Promise<boolean> {
-    const data = encodeFunctionData({ abi: eip1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
+    const data = encodeFunctionData({ abi: EIP1271_ABI, functionName: 'isValidSignature', args: [digest, signature] });
     let result: Hex;
     try {
       result = (await this.client.request({

@@ -27,6 +27,10 @@ export interface TestDevnet {
   /** Mines `count` blocks at once. */
   mine(count?: number): Promise<void>;
   blockNumber(): Promise<number>;
+  /** Mints with the devnet faucet (symbol, whole units) and waits until it is mined; returns the base units. */
+  mint(to: Address, symbol: string, amount: string): Promise<bigint>;
+  /** Waits until `count` more blocks were mined. */
+  blocks(count: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -101,6 +105,7 @@ export async function startTestDevnet(options: { blockTime?: number } = {}): Pro
     return out;
   }
 
+  const blockNumber = async () => Number.parseInt(await rpc<string>('eth_blockNumber'), 16);
   return {
     devnet,
     rpcUrl,
@@ -109,8 +114,15 @@ export async function startTestDevnet(options: { blockTime?: number } = {}): Pro
     async mine(count = 1) {
       await rpc('anvil_mine', [numberToHex(count)]);
     },
-    async blockNumber() {
-      return Number.parseInt(await rpc<string>('eth_blockNumber'), 16);
+    blockNumber,
+    async mint(to, symbol, amount) {
+      const r = await devnet.faucet({ address: to, token: symbol, amount });
+      await r.waitForReceipt();
+      return r.amount;
+    },
+    async blocks(count) {
+      const start = await blockNumber();
+      while ((await blockNumber()) < start + count) await new Promise((r) => setTimeout(r, 100));
     },
     stop: () => devnet.stop(),
   };

@@ -34,18 +34,7 @@ function newStream(options: { reader?: ChainReader; onRead?: (e: ChainReadEvent)
   return stream;
 }
 
-/** Mints and waits until the mint is mined. */
-async function mint(to: Address, symbol: string, amount: string): Promise<bigint> {
-  const r = await chain.devnet.faucet({ address: to, token: symbol, amount });
-  await r.waitForReceipt();
-  return r.amount;
-}
 
-/** Waits until `count` more blocks were mined. */
-async function blocks(count: number): Promise<void> {
-  const start = await chain.blockNumber();
-  while ((await chain.blockNumber()) < start + count) await sleep(100);
-}
 
 before(async () => {
   chain = await startTestDevnet({ blockTime: 1 });
@@ -91,7 +80,7 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(watchA.value(token('USDC'))!.balance, 0n);
     const bothRegistered = reads.length;
 
-    await blocks(3);
+    await chain.blocks(3);
     await sleep(300);
     assert.deepEqual([a, b], [0, 0], 'no change, no notification');
     const blockReads = reads.slice(bothRegistered).filter((r) => r.kind === 'block' && r.ok);
@@ -101,15 +90,15 @@ describe('BalanceStream against the devnet', () => {
     for (const r of blockReads) perBlock.set(r.block, (perBlock.get(r.block) ?? 0) + 1);
     assert.ok([...perBlock.values()].every((n) => n === 1), 'one read per block');
 
-    const amount = await mint(user, 'USDC', '12.5');
+    const amount = await chain.mint(user, 'USDC', '12.5');
     await until('A hears about USDC', () => a === 1);
     assert.equal(watchA.value(token('USDC'))!.balance, amount);
     assert.equal(amount, parseUnits('12.5', 6));
-    await blocks(2);
+    await chain.blocks(2);
     assert.equal(b, 0, 'B does not watch USDC');
     assert.equal(a, 1, 'told once');
 
-    await mint(user, 'DAI', '3');
+    await chain.mint(user, 'DAI', '3');
     await until('both hear about DAI', () => a === 2 && b === 1);
     assert.equal(watchB.value(token('DAI'))!.balance, parseUnits('3', 18));
     watchA.close();
@@ -151,7 +140,7 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(stream.stats().pairs, 0);
 
     const readsBefore = reads.length;
-    await blocks(2);
+    await chain.blocks(2);
     await sleep(300);
     assert.equal(reads.length, readsBefore, 'nothing is read once nobody watches');
   });
@@ -168,9 +157,9 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(connect[0].pairs, 1500);
 
     const lucky = users[123];
-    await mint(lucky, 'WBTC', '0.25');
+    await chain.mint(lucky, 'WBTC', '0.25');
     await until('the lucky user hears about it', () => counts.get(lucky) === 1);
-    await blocks(1);
+    await chain.blocks(1);
     assert.deepEqual([...counts.keys()], [lucky], 'nobody else is told');
     const rounds = reads.filter((r) => r.kind === 'block' && r.ok);
     assert.ok(rounds.length > 0 && rounds.every((r) => r.pairs === 1500));
@@ -196,7 +185,7 @@ describe('BalanceStream against the devnet', () => {
       const watch = await stream.watch({ user, tokens: [token('USDC')], onChange: () => changes++ });
       await until('a block round', () => reads.some((r) => r.kind === 'block' && r.ok));
       proxy.down = true;
-      const minted = await mint(user, 'USDC', '7');
+      const minted = await chain.mint(user, 'USDC', '7');
       await until('failing rounds', () => stream.stats().readFailures >= 2);
       assert.equal(changes, 0);
       proxy.down = false;
@@ -220,7 +209,7 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(stream.stats().users, 0);
     await assert.rejects(stream.watch({ user: freshUser(), tokens: [token('USDC')], onChange: () => {} }), StreamClosedError);
     const n = reads.length;
-    await blocks(2);
+    await chain.blocks(2);
     assert.equal(reads.length, n);
   });
 });

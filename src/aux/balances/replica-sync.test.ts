@@ -52,16 +52,7 @@ async function replica(id: string, url: string, namespace: string, reads: Array<
   return { id, stream, backend, reads };
 }
 
-async function mint(to: Address, symbol: string, amount: string): Promise<bigint> {
-  const r = await chain.devnet.faucet({ address: to, token: symbol, amount });
-  await r.waitForReceipt();
-  return r.amount;
-}
 
-async function blocks(count: number): Promise<void> {
-  const start = await chain.blockNumber();
-  while ((await chain.blockNumber()) < start + count) await sleep(100);
-}
 
 /** Block reads per block number (both replicas together) from index `from` on. */
 type ReplicaRead = ChainReadEvent & { replica: string };
@@ -104,7 +95,7 @@ describe('BalanceStream replicas on Redis', () => {
     // registration is asynchronous: let both replicas see a few shared rounds
     await until('a follower round on some replica', () => a.stream.stats().rounds.follower + b.stream.stats().rounds.follower >= 2);
     const from = reads.length;
-    await blocks(5);
+    await chain.blocks(5);
     await sleep(300);
     const perBlock = readsPerBlock(reads, from);
     assert.ok(perBlock.size >= 4, `rounds ran for ${perBlock.size} blocks`);
@@ -115,15 +106,15 @@ describe('BalanceStream replicas on Redis', () => {
     const keys = await namespaceKeys(redisUrl, ns);
     assert.ok(keys.includes(`${ns}balances:31337:pairs:A`) && keys.includes(`${ns}balances:31337:pairs:B`), keys.join(' '));
 
-    const amount = await mint(user, 'USDC', '42');
+    const amount = await chain.mint(user, 'USDC', '42');
     await until('both replicas’ watchers hear about USDC', () => changesA === 1 && changesB === 1);
     assert.equal(wA.value(token('USDC'))!.balance, amount);
     assert.equal(wB.value(token('USDC'))!.balance, amount);
 
-    const btc = await mint(user, 'WBTC', '0.1');
+    const btc = await chain.mint(user, 'WBTC', '0.1');
     await until('B hears about WBTC', () => changesB === 2);
     assert.equal(wB.value(token('WBTC'))!.balance, btc);
-    await blocks(1);
+    await chain.blocks(1);
     assert.equal(changesA, 1, 'A does not watch WBTC');
     const perBlockAfter = readsPerBlock(reads, from);
     assert.ok([...perBlockAfter.values()].every((list) => list.length === 1), 'still one read per block');
@@ -136,7 +127,7 @@ describe('BalanceStream replicas on Redis', () => {
     await until('the ghost’s pair is read', () => reads.slice(ghostFrom).some((r) => r.kind === 'block' && r.pairs === 4));
     await sleep(1_500);
     const afterExpiry = reads.length;
-    await blocks(2);
+    await chain.blocks(2);
     const late = reads.slice(afterExpiry).filter((r) => r.kind === 'block');
     assert.ok(late.length > 0 && late.every((r) => r.pairs === 3), 'the expired replica’s pairs are no longer read');
 
@@ -148,7 +139,7 @@ describe('BalanceStream replicas on Redis', () => {
     await until('registrations removed', async () => (await namespaceKeys(redisUrl, ns)).every((k) => !k.includes(':pairs:')));
     assert.deepEqual(await a.backend.coordination.liveMembers('balances:31337:replicas'), []);
     const n = reads.length;
-    await blocks(2);
+    await chain.blocks(2);
     assert.equal(reads.length, n, 'no reads without watchers');
   });
 
@@ -168,7 +159,7 @@ describe('BalanceStream replicas on Redis', () => {
 
     await server.stop();
     const outageFrom = reads.length;
-    const first = await mint(user, 'USDC', '5');
+    const first = await chain.mint(user, 'USDC', '5');
     await until('both hear about the mint during the outage', () => changesA === 1 && changesB === 1);
     assert.equal(wA.value(token('USDC'))!.balance, first);
     assert.equal(wB.value(token('USDC'))!.balance, first);
@@ -179,13 +170,13 @@ describe('BalanceStream replicas on Redis', () => {
     const followersBefore = a.stream.stats().rounds.follower + b.stream.stats().rounds.follower;
     await until('shared rounds again', () => a.stream.stats().rounds.follower + b.stream.stats().rounds.follower >= followersBefore + 2, 30_000);
     const from = reads.length;
-    await blocks(3);
+    await chain.blocks(3);
     await sleep(300);
     const perBlock = readsPerBlock(reads, from);
     assert.ok(perBlock.size >= 2);
     for (const [block, list] of perBlock) assert.equal(list.length, 1, `block ${block} read by ${list.map((r) => r.replica).join(', ')}`);
 
-    const second = await mint(user, 'USDC', '6');
+    const second = await chain.mint(user, 'USDC', '6');
     await until('both hear about the mint after the outage', () => changesA === 2 && changesB === 2);
     assert.equal(wA.value(token('USDC'))!.balance, first + second);
     assert.equal(wB.value(token('USDC'))!.balance, first + second);

@@ -59,16 +59,7 @@ async function sse(url: string, options: { localAddress?: string } = {}): Promis
 const messages = (c: SseClient): SseEvent[] => c.events.filter((e) => e.event === 'message');
 const parse = (e: SseEvent): Entry[] => JSON.parse(e.data) as Entry[];
 
-async function mint(to: Address, symbol: string, amount: string): Promise<bigint> {
-  const r = await chain.devnet.faucet({ address: to, token: symbol, amount });
-  await r.waitForReceipt();
-  return r.amount;
-}
 
-async function blocks(count: number): Promise<void> {
-  const start = await chain.blockNumber();
-  while ((await chain.blockNumber()) < start + count) await sleep(100);
-}
 
 before(async () => {
   chain = await startTestDevnet({ blockTime: 1 });
@@ -199,18 +190,18 @@ describe('GET /{chainId}/accounts/{user}/balances/sse', () => {
     const client = await sse(`${main.base}/31337/accounts/${user}/balances/sse?tokens=${token('USDC')},${token('DAI')}`);
     const first = parse(await client.next((e) => e.event === 'message'));
     assert.deepEqual(first.map((e) => e.balance), ['0', '0']);
-    await blocks(3);
+    await chain.blocks(3);
     assert.equal(messages(client).length, 1, 'unchanged blocks send nothing');
 
     const minted = performance.now();
-    const amount = await mint(user, 'USDC', '250');
+    const amount = await chain.mint(user, 'USDC', '250');
     const update = await client.next((e) => e.event === 'message', 10_000);
     assert.ok(update.at - minted < 5_000, 'within a few blocks');
     const entries = parse(update);
     assert.equal(entries[0].balance, parseUnits('250', 6).toString());
     assert.equal(entries[0].balance, amount.toString());
     assert.equal(entries[1].balance, '0');
-    await blocks(2);
+    await chain.blocks(2);
     assert.equal(messages(client).length, 2, 'one message for one change');
     client.close();
   });
@@ -223,14 +214,14 @@ describe('GET /{chainId}/accounts/{user}/balances/sse', () => {
     await two.next((e) => e.event === 'message');
     assert.deepEqual(new Set(devnetChain.stream.trackedTokens(user)), new Set([token('USDC'), token('DAI'), token('WBTC')]));
 
-    await mint(user, 'DAI', '1');
+    await chain.mint(user, 'DAI', '1');
     const [m1, m2] = await Promise.all([one.next((e) => e.event === 'message'), two.next((e) => e.event === 'message')]);
     assert.deepEqual(parse(m1).map((e) => [e.token.symbol, e.balance]), [['USDC', '0'], ['DAI', parseUnits('1', 18).toString()]]);
     assert.deepEqual(parse(m2).map((e) => [e.token.symbol, e.balance]), [['DAI', parseUnits('1', 18).toString()], ['WBTC', '0']]);
 
-    await mint(user, 'USDC', '2');
+    await chain.mint(user, 'USDC', '2');
     await one.next((e) => e.event === 'message');
-    await blocks(2);
+    await chain.blocks(2);
     assert.equal(messages(two).length, 2, 'the USDC change is not sent to the stream that does not watch USDC');
 
     one.close();
@@ -257,7 +248,7 @@ describe('GET /{chainId}/accounts/{user}/balances/sse', () => {
     await active.next((e) => e.event === 'message');
     paused.pause();
     const sent = performance.now();
-    const amount = await mint(user, 'COW', '9');
+    const amount = await chain.mint(user, 'COW', '9');
     const update = await active.next((e) => e.event === 'message', 10_000);
     assert.ok(update.at - sent < 5_000);
     assert.equal(parse(update)[0].balance, amount.toString());
