@@ -15,6 +15,12 @@ describe('configuration', () => {
     assert.equal(c.devnet.enabled, true);
     assert.equal(c.devnet.blockTime, 2);
     assert.deepEqual(c.rateLimit, { quote: 10, orders: 5, other: 100 });
+    assert.deepEqual(c.cms, { enabled: true, apiKey: null, baseUrl: null });
+  });
+
+  it('turns the content features off only when CMS_ENABLED=false', () => {
+    assert.equal(loadConfig({ CMS_ENABLED: 'false' }).cms.enabled, false);
+    assert.deepEqual(loadConfig({ CMS_BASE_URL: 'https://cms.example', CMS_API_KEY: 'k' }).cms, { enabled: true, apiKey: 'k', baseUrl: 'https://cms.example' });
   });
 
   it('turns the devnet off when a real chain is configured, unless DEVNET=true', () => {
@@ -33,6 +39,7 @@ describe('configuration', () => {
     ['DEVNET_BLOCK_TIME', '-1', /^DEVNET_BLOCK_TIME: expected a number/],
     ['RPC_URL_abc', 'http://x', /^RPC_URL_abc: expected RPC_URL_<numeric chain id>/],
     ['RPC_URL_31337', 'http://x', /^RPC_URL_31337: expected a chain id other than 31337/],
+    ['CMS_BASE_URL', 'ftp://cms', /^CMS_BASE_URL: expected a URL \(http, https\)/],
     ['BANNED_ADDRESSES', '0x12', /^BANNED_ADDRESSES: expected a comma-separated list of 0x addresses, got '0x12'$/],
   ] as const) {
     it(`rejects ${name}=${value} with one line naming the variable`, () => {

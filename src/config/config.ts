@@ -43,7 +43,12 @@ export interface Config {
   deniedTokens: Set<string>;
   /** optional external price estimator: base URL of a compatible order book (e.g. https://host/mainnet) */
   externalQuoteUrl: string | null;
-  cms: { enabled: boolean; apiKey: string | null };
+  /**
+   * Content features (affiliate program, notifications). On by default, served from our own database;
+   * CMS_ENABLED=false turns their routes into 503. With CMS_BASE_URL + CMS_API_KEY an external Strapi-style CMS
+   * is used as the affiliate-code store.
+   */
+  cms: { enabled: boolean; apiKey: string | null; baseUrl: string | null };
   analyticsApiKey: string | null;
   simulation: { apiKey: string | null; projectName: string | null; orgName: string | null };
   coingeckoApiKey: string | null;
@@ -169,7 +174,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     bannedAddresses: addressList(env, 'BANNED_ADDRESSES'),
     deniedTokens: addressList(env, 'DENIED_TOKENS'),
     externalQuoteUrl: url(env, 'EXTERNAL_QUOTE_URL', ['http', 'https']),
-    cms: { enabled: bool(env, 'CMS_ENABLED', false), apiKey: str(env, 'CMS_API_KEY') },
+    cms: { enabled: bool(env, 'CMS_ENABLED', true), apiKey: str(env, 'CMS_API_KEY'), baseUrl: url(env, 'CMS_BASE_URL', ['http', 'https']) },
     analyticsApiKey: str(env, 'ANALYTICS_API_KEY'),
     simulation: {
       apiKey: str(env, 'SIMULATION_API_KEY'),
