@@ -232,6 +232,8 @@ describe('BlockFeed', () => {
     assert.equal(reader.blockFeed.listenerCount, 2);
     const deadline = Date.now() + 10_000;
     while (heads.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(heads.length >= 2, `the two listeners got ${heads.length} heads within 10 s, expected one each`);
+    assert.equal(typeof heads[0], 'bigint');
     assert.equal(heads[0], heads[1], 'both listeners got the same head');
     controller.abort();
     assert.equal(reader.blockFeed.listenerCount, 0);

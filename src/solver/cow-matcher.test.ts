@@ -168,9 +168,14 @@ describe('CoW matcher', () => {
         const remaining = r.pf ? full - (full * BigInt(r.filled)) / 100n : full;
         return order({ sellToken, buyToken, sellAmount: r.sell, buyAmount: buy, kind, partiallyFillable: r.pf, remaining: remaining > 0n ? remaining : full, available: r.available ?? 10n ** 40n });
       });
+    // the property must be exercised: count the runs that produced a solution (an always-empty answer passes trivially)
+    let runs = 0;
+    let solvedRuns = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(arbOrder, { minLength: 2, maxLength: 12 }), async (orders) => {
         const solutions = await matcher.solve(auctionOf(orders));
+        runs += 1;
+        if (solutions.some((s) => s.trades.length > 0)) solvedRuns += 1;
         for (const solution of solutions) {
           verifySolution(solution);
           const net = executeLikeContract(toSettlement(solution), new Map(orders.map((o) => [o.uid, o])), solution);
@@ -180,5 +185,7 @@ describe('CoW matcher', () => {
       }),
       { numRuns: 200 },
     );
+    assert.equal(runs, 200);
+    assert.ok(solvedRuns >= 10, `only ${solvedRuns} of ${runs} random auctions were matched: the generator no longer produces crossing orders`);
   });
 });
