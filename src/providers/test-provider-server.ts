@@ -19,7 +19,7 @@ export interface RecordedRequest {
   body: string;
 }
 
-export type ProviderReply = { status: number; body?: unknown; raw?: string } | 'hang';
+export type ProviderReply = { status: number; body?: unknown; raw?: string; headers?: Record<string, string> } | 'hang';
 export type ProviderHandler = (request: RecordedRequest) => ProviderReply | Promise<ProviderReply>;
 
 export interface ProviderServer {
@@ -54,7 +54,7 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
         return;
       }
       const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(text);
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
