@@ -17,6 +17,8 @@ export interface RecordedRequest {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   body: string;
+  /** the body as received (binary bodies, e.g. an encrypted web push payload) */
+  bytes: Buffer;
 }
 
 export type ProviderReply = { status: number; body?: unknown; raw?: string; headers?: Record<string, string> } | 'hang';
@@ -40,7 +42,7 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://local');
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), bytes: Buffer.concat(chunks) };
       requests.push(recorded);
       let reply: ProviderReply;
       try {
