@@ -12,6 +12,7 @@
  *   await telegram.deliver(notification, { subscriptionId, channel: 'telegram', target: '123456789', secret: null });
  */
 import type { DeliveryResult, DeliveryTarget, NotificationChannel, OutgoingNotification } from './channel.js';
+import { notificationTitle } from './notification-title.js';
 
 export interface TelegramChannelOptions {
   botToken: string | null;
@@ -24,15 +25,6 @@ export interface TelegramChannelOptions {
 /** Telegram's limit on a message's text, in characters after entity parsing. */
 const MAX_TEXT = 4096;
 
-const TITLES: Record<string, string> = {
-  order_filled: 'Order filled',
-  order_partially_filled: 'Order partially filled',
-  order_expired: 'Order expired',
-  order_cancelled: 'Order cancelled',
-  insufficient_balance: 'Insufficient balance',
-  price_improvement: 'Price improvement',
-};
-
 /** Escapes text for Telegram's HTML parse mode (the three entities it requires, plus quotes for safety). */
 export function escapeTelegramHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -40,7 +32,7 @@ export function escapeTelegramHtml(text: string): string {
 
 /** The message text: a bold title, the message, and the order id in code; all notification text escaped. */
 export function telegramText(notification: OutgoingNotification): string {
-  const title = TITLES[notification.type] ?? notification.type.replace(/_/g, ' ');
+  const title = notificationTitle(notification.type);
   const orderId = typeof notification.metadata.orderId === 'string' ? notification.metadata.orderId : null;
   const tail = orderId === null ? '' : `\n\nOrder <code>${escapeTelegramHtml(orderId)}</code>`;
   const head = `<b>${escapeTelegramHtml(title)}</b>\n`;
