@@ -62,8 +62,11 @@ export async function guardedRequest(url: URL, init: GuardedRequestInit, options
   const host = hostOf(url);
   const deadline = AbortSignal.timeout(options.timeoutMs);
   let addresses: ResolvedAddress[];
+  const timedOut = new Promise<'timeout'>((resolve) => deadline.addEventListener('abort', () => resolve('timeout'), { once: true }));
   try {
-    addresses = await resolveTargetHost(host, { allowPrivate: options.allowPrivate, resolve: options.resolve });
+    const resolved = await Promise.race([resolveTargetHost(host, { allowPrivate: options.allowPrivate, resolve: options.resolve }), timedOut]);
+    if (resolved === 'timeout') return { kind: 'timeout', error: `${host} did not resolve within ${options.timeoutMs} ms` };
+    addresses = resolved;
   } catch (error) {
     if (error instanceof TargetAddressError) return { kind: 'refused', error };
     throw error;

@@ -139,6 +139,11 @@ describe('webhook channel', () => {
     assert.match(!result.ok ? result.error : '', /did not answer within 300 ms/);
   });
 
+  it('a name whose lookup never finishes is a retryable timeout too (the deadline covers DNS)', async () => {
+    const result = await new WebhookChannel({ allowPrivateTargets: false, timeoutMs: 300, resolve: () => new Promise(() => {}) }).deliver(notification, target('https://stuck.example/in'));
+    assert.deepEqual(result, { ok: false, retryable: true, error: 'stuck.example did not resolve within 300 ms' });
+  });
+
   it('a receiver that is down is a retryable network error', async () => {
     const port = await closedPort();
     const result = await new WebhookChannel({ allowPrivateTargets: true }).deliver(notification, target(`http://127.0.0.1:${port}/in`));
