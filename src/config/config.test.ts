@@ -83,3 +83,56 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ NOTIFY_CONCURRENCY: 'many' }), /NOTIFY_CONCURRENCY: expected an integer/);
   });
 });
+
+describe('configuration: notification channels', () => {
+  const VAPID_PUBLIC = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url');
+  const VAPID_PRIVATE = Buffer.alloc(32, 9).toString('base64url');
+
+  it('defaults: private targets decided by the composition root, official Telegram API, no SMTP, generated VAPID keys', () => {
+    assert.deepEqual(loadConfig({}).notifyChannels, {
+      allowPrivateTargets: null,
+      telegram: { botToken: null, apiUrl: 'https://api.telegram.org' },
+      vapid: { publicKey: null, privateKey: null, subject: 'mailto:notifications@batchbook.invalid' },
+      smtp: { url: null, from: null },
+      amqpQueue: 'batchbook.notifications',
+    });
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      NOTIFY_ALLOW_PRIVATE_TARGETS: 'false',
+      TELEGRAM_BOT_TOKEN: '123456789:AAE-abcdefghijklmnopqrstuvwxyz_12',
+      TELEGRAM_API_URL: 'http://127.0.0.1:9999/',
+      VAPID_PUBLIC_KEY: VAPID_PUBLIC,
+      VAPID_PRIVATE_KEY: VAPID_PRIVATE,
+      VAPID_SUBJECT: 'https://batchbook.example/contact',
+      SMTP_URL: 'smtps://user:pw@mail.example:465',
+      SMTP_FROM: 'batchbook <alerts@batchbook.example>',
+      NOTIFY_AMQP_QUEUE: 'bb.deliveries',
+    }).notifyChannels;
+    assert.equal(c.allowPrivateTargets, false);
+    assert.deepEqual(c.telegram, { botToken: '123456789:AAE-abcdefghijklmnopqrstuvwxyz_12', apiUrl: 'http://127.0.0.1:9999' });
+    assert.deepEqual(c.vapid, { publicKey: VAPID_PUBLIC, privateKey: VAPID_PRIVATE, subject: 'https://batchbook.example/contact' });
+    assert.deepEqual(c.smtp, { url: 'smtps://user:pw@mail.example:465', from: 'batchbook <alerts@batchbook.example>' });
+    assert.equal(c.amqpQueue, 'bb.deliveries');
+    assert.equal(loadConfig({ NOTIFY_ALLOW_PRIVATE_TARGETS: 'true' }).notifyChannels.allowPrivateTargets, true);
+  });
+
+  for (const [env, expected] of [
+    [{ NOTIFY_ALLOW_PRIVATE_TARGETS: 'sometimes' }, /^NOTIFY_ALLOW_PRIVATE_TARGETS: expected true or false/],
+    [{ TELEGRAM_BOT_TOKEN: 'secret-but-wrong' }, /^TELEGRAM_BOT_TOKEN: expected a Bot API token .*, got '\(hidden\)'$/],
+    [{ TELEGRAM_API_URL: 'api.telegram.org' }, /^TELEGRAM_API_URL: expected a URL \(http, https\)/],
+    [{ VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: VAPID_PRIVATE }, /^VAPID_PUBLIC_KEY: expected a base64url uncompressed P-256 public key/],
+    [{ VAPID_PUBLIC_KEY: VAPID_PUBLIC, VAPID_PRIVATE_KEY: 'short' }, /^VAPID_PRIVATE_KEY: expected a base64url P-256 private key \(32 bytes\), got '\(hidden\)'$/],
+    [{ VAPID_PUBLIC_KEY: VAPID_PUBLIC }, /^VAPID_PRIVATE_KEY: expected set together with the other VAPID key/],
+    [{ VAPID_PRIVATE_KEY: VAPID_PRIVATE }, /^VAPID_PUBLIC_KEY: expected set together/],
+    [{ VAPID_SUBJECT: 'http://insecure.example' }, /^VAPID_SUBJECT: expected a mailto: address or an https: URL/],
+    [{ SMTP_URL: 'http://user:pw@mail.example' }, /^SMTP_URL: expected a URL \(smtp, smtps\), got 'http:\/\/\*\*\*@mail\.example'$/],
+    [{ SMTP_FROM: 'not an address' }, /^SMTP_FROM: expected an address, or 'Name <address>'/],
+    [{ NOTIFY_AMQP_QUEUE: 'has spaces' }, /^NOTIFY_AMQP_QUEUE: expected a queue name/],
+  ] as Array<[Record<string, string>, RegExp]>) {
+    it(`rejects ${Object.keys(env).join(' + ')} = ${Object.values(env)[0]} with one line naming the variable`, () => {
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && expected.test(e.message) && !e.message.includes('secret-but-wrong') && !e.message.includes(':pw@'));
+    });
+  }
+});

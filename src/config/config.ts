@@ -58,6 +58,7 @@ export interface Config {
   analyticsYieldQueryId: number | null;
   /** timeout applied to every outbound HTTP/RPC call, ms */
   outboundTimeoutMs: number;
+  notifyChannels: NotifyChannelsConfig;
   notifications: NotificationsConfig;
 }
 
@@ -227,6 +228,72 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       pollIntervalMs: int(env, 'NOTIFY_POLL_INTERVAL_MS', 1000, 10, 60_000),
       concurrency: int(env, 'NOTIFY_CONCURRENCY', 8, 1, 256),
     },
+    notifyChannels: notifyChannels(env),
+  };
+}
+
+// ---- notification delivery channels (webhook, Telegram, web push, email) and the RabbitMQ queue ----
+
+export interface NotifyChannelsConfig {
+  /** NOTIFY_ALLOW_PRIVATE_TARGETS; null when unset: the composition root applies resolveAllowPrivateTargets (true on a devnet-only node) */
+  allowPrivateTargets: boolean | null;
+  telegram: { botToken: string | null; apiUrl: string };
+  /** both keys or neither (then generated into DATA_DIR on first start) */
+  vapid: { publicKey: string | null; privateKey: string | null; subject: string };
+  smtp: { url: string | null; from: string | null };
+  /** RabbitMQ queue of deliveries (with AMQP_URL); its dead letters go to `<name>.dead` */
+  amqpQueue: string;
+}
+
+/** base64url text that decodes to exactly `bytes` bytes */
+function isBase64Url(text: string, bytes: number): boolean {
+  return /^[A-Za-z0-9_-]+={0,2}$/.test(text) && Buffer.from(text, 'base64url').length === bytes;
+}
+
+/** A URL of one of the schemes; the error never echoes credentials (SMTP URLs carry passwords). */
+function secretUrl(env: Env, name: string, schemes: string[]): string | null {
+  const raw = str(env, name);
+  if (raw === null) return null;
+  let ok = false;
+  try {
+    ok = schemes.includes(new URL(raw).protocol.replace(/:$/, ''));
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new ConfigError(name, `a URL (${schemes.join(', ')})`, raw.replace(/\/\/[^@/]*@/, '//***@'));
+  return raw;
+}
+
+function notifyChannels(env: Env): NotifyChannelsConfig {
+  const botToken = str(env, 'TELEGRAM_BOT_TOKEN');
+  if (botToken !== null && !/^\d{1,20}:[A-Za-z0-9_-]{20,100}$/.test(botToken)) {
+    throw new ConfigError('TELEGRAM_BOT_TOKEN', 'a Bot API token like 123456789:AA... (digits, a colon, 20+ letters)', '(hidden)');
+  }
+  const publicKey = str(env, 'VAPID_PUBLIC_KEY');
+  const privateKey = str(env, 'VAPID_PRIVATE_KEY');
+  if (publicKey !== null && !(isBase64Url(publicKey, 65) && Buffer.from(publicKey, 'base64url')[0] === 4)) {
+    throw new ConfigError('VAPID_PUBLIC_KEY', 'a base64url uncompressed P-256 public key (65 bytes)', publicKey);
+  }
+  if (privateKey !== null && !isBase64Url(privateKey, 32)) throw new ConfigError('VAPID_PRIVATE_KEY', 'a base64url P-256 private key (32 bytes)', '(hidden)');
+  if ((publicKey === null) !== (privateKey === null)) {
+    const missing = publicKey === null ? 'VAPID_PUBLIC_KEY' : 'VAPID_PRIVATE_KEY';
+    throw new ConfigError(missing, 'set together with the other VAPID key (or neither, to generate a pair into DATA_DIR)', undefined);
+  }
+  const subject = str(env, 'VAPID_SUBJECT') ?? 'mailto:notifications@batchbook.invalid';
+  if (!/^(mailto:[^@\s]+@[^@\s]+|https:\/\/[^\s/]+.*)$/.test(subject)) throw new ConfigError('VAPID_SUBJECT', 'a mailto: address or an https: URL', subject);
+  const from = str(env, 'SMTP_FROM');
+  if (from !== null && !/^(?:[^<>]*<[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>|[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+)$/.test(from)) {
+    throw new ConfigError('SMTP_FROM', "an address, or 'Name <address>'", from);
+  }
+  const queue = str(env, 'NOTIFY_AMQP_QUEUE') ?? 'batchbook.notifications';
+  if (!/^[A-Za-z0-9._:-]{1,200}$/.test(queue)) throw new ConfigError('NOTIFY_AMQP_QUEUE', 'a queue name of letters, digits and . _ : - (at most 200)', queue);
+  const allow = str(env, 'NOTIFY_ALLOW_PRIVATE_TARGETS') === null ? null : bool(env, 'NOTIFY_ALLOW_PRIVATE_TARGETS', false);
+  return {
+    allowPrivateTargets: allow,
+    telegram: { botToken, apiUrl: (url(env, 'TELEGRAM_API_URL', ['http', 'https']) ?? 'https://api.telegram.org').replace(/\/+$/, '') },
+    vapid: { publicKey, privateKey, subject },
+    smtp: { url: secretUrl(env, 'SMTP_URL', ['smtp', 'smtps']), from },
+    amqpQueue: queue,
   };
 }
 

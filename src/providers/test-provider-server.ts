@@ -17,9 +17,11 @@ export interface RecordedRequest {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   body: string;
+  /** the body as received (binary bodies, e.g. an encrypted web push payload) */
+  bytes: Buffer;
 }
 
-export type ProviderReply = { status: number; body?: unknown; raw?: string } | 'hang';
+export type ProviderReply = { status: number; body?: unknown; raw?: string; headers?: Record<string, string> } | 'hang';
 export type ProviderHandler = (request: RecordedRequest) => ProviderReply | Promise<ProviderReply>;
 
 export interface ProviderServer {
@@ -40,7 +42,7 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://local');
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), bytes: Buffer.concat(chunks) };
       requests.push(recorded);
       let reply: ProviderReply;
       try {
@@ -54,7 +56,7 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
         return;
       }
       const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(text);
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
