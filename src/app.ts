@@ -21,6 +21,7 @@ import { createSimulator, registerSimulationRoutes } from './aux/simulation/inde
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
+import { buildNotifications, registerNotificationRoutes } from './aux/notifications/index.js';
 
 export interface App {
   server: HttpServer;
@@ -175,12 +176,19 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options: { logger },
     });
 
+    // notifications (issue 11): routes, the outbox dispatcher of this replica; the producers run with the chain loops
+    const notifications = await buildNotifications({ config, networks, db: database.db, logger, now: options.now });
+    registerNotificationRoutes(server, notifications.routes);
+    const dispatching = notifications.dispatcher.run(abort.signal);
+    closers.push(() => dispatching);
+
     const loops = startBackgroundLoops({
       networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,
       databaseUrl: options.database ? null : config.databaseUrl,
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
+      notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
     });
     closers.push(() => loops.stop());
 

@@ -10,6 +10,7 @@ import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
 import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
+import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -23,6 +24,8 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
+  notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
 }
 
 export interface RunningLoops {
@@ -70,8 +73,16 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           everyBlocks: deps.auctions.everyBlocks,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
+        const notifications = deps.notifications;
+        const producerLog = deps.logger.child({ chain: network.name, loop: 'notifications' });
+        const producing = notifications
+          ? producerFor(network, deps.database.db, notifications, { logger: producerLog, onDeliveries: notifications.onDeliveries })
+              .run(signal, (wake) => indexer.onIndexed(() => wake()), notifications.pollIntervalMs)
+              .catch((err) => producerLog.error({ err }, 'notification producer stopped with an error'))
+          : null;
         try {
           await Promise.all([
+            producing,
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),

@@ -66,6 +66,22 @@ describe('configuration', () => {
     assert.ok(c.bannedAddresses.has('0xabcdef0123456789abcdef0123456789abcdef01'));
     assert.equal(c.bannedAddresses.size, 2);
   });
+
+  it('notifications: defaults, durations, and one-line errors', () => {
+    const d = loadConfig({}).notifications;
+    assert.deepEqual(d, { confirmations: null, priceImprovementBps: 1, maxAgeMs: 86_400_000, backoffBaseMs: 1000, backoffCapMs: 60_000, leaseMs: 30_000, pollIntervalMs: 1000, concurrency: 8 });
+    const c = loadConfig({ NOTIFY_CONFIRMATIONS: '0', NOTIFY_MAX_AGE: '90s', PRICE_IMPROVEMENT_BPS: '25', NOTIFY_BACKOFF_CAP_MS: '200' }).notifications;
+    assert.equal(c.confirmations, 0);
+    assert.equal(c.maxAgeMs, 90_000);
+    assert.equal(c.priceImprovementBps, 25);
+    assert.equal(c.backoffCapMs, 200);
+    assert.equal(loadConfig({ NOTIFY_MAX_AGE: '3600' }).notifications.maxAgeMs, 3_600_000);
+    assert.equal(loadConfig({ NOTIFY_MAX_AGE: '2d' }).notifications.maxAgeMs, 2 * 86_400_000);
+    assert.throws(() => loadConfig({ NOTIFY_MAX_AGE: 'a day' }), /^ConfigError: NOTIFY_MAX_AGE: expected a duration of at least 1000 ms such as 90s, 15m, 24h or 1d, got 'a day'$/);
+    assert.throws(() => loadConfig({ NOTIFY_CONFIRMATIONS: '-1' }), /NOTIFY_CONFIRMATIONS: expected an integer from 0 to 1000/);
+    assert.throws(() => loadConfig({ PRICE_IMPROVEMENT_BPS: '0' }), /PRICE_IMPROVEMENT_BPS: expected an integer from 1 to 10000/);
+    assert.throws(() => loadConfig({ NOTIFY_CONCURRENCY: 'many' }), /NOTIFY_CONCURRENCY: expected an integer/);
+  });
 });
 
 describe('configuration: notification channels', () => {

@@ -59,6 +59,26 @@ export interface Config {
   /** timeout applied to every outbound HTTP/RPC call, ms */
   outboundTimeoutMs: number;
   notifyChannels: NotifyChannelsConfig;
+  notifications: NotificationsConfig;
+}
+
+/** Notifications (issue 11): producer and delivery outbox. Channel settings live in their own block. */
+export interface NotificationsConfig {
+  /** confirmations a triggering block needs; null = the default of each chain (0 on the devnet, 2 elsewhere) */
+  confirmations: number | null;
+  /** a fill at least this much better than the limit price is announced as `price_improvement` */
+  priceImprovementBps: number;
+  /** a delivery failing for this long is dead-lettered, ms */
+  maxAgeMs: number;
+  /** exponential backoff with full jitter: base and cap, ms */
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** a claimed delivery is offered again after this long if its dispatcher vanished, ms */
+  leaseMs: number;
+  /** how often the producer and the dispatcher look for work when nothing wakes them, ms */
+  pollIntervalMs: number;
+  /** deliveries in flight at once per dispatcher */
+  concurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +132,18 @@ function url(env: Env, name: string, schemes: string[]): string | null {
   }
   if (!schemes.includes(parsed.protocol.replace(/:$/, ''))) throw new ConfigError(name, `a URL (${schemes.join(', ')})`, raw);
   return raw;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration as `90s`, `15m`, `24h`, `1d`, `500ms` or plain seconds; returns ms. */
+function duration(env: Env, name: string, defMs: number, minMs: number): number {
+  const raw = str(env, name);
+  if (raw === null) return defMs;
+  const m = /^(\d+)\s*(ms|s|m|h|d)?$/.exec(raw);
+  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's']! : NaN;
+  if (!Number.isSafeInteger(ms) || ms < minMs) throw new ConfigError(name, `a duration of at least ${minMs} ms such as 90s, 15m, 24h or 1d`, raw);
+  return ms;
 }
 
 function addressList(env: Env, name: string): Set<string> {
@@ -186,6 +218,16 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     holderApis: { moralisApiKey: str(env, 'MORALIS_API_KEY'), ethplorerApiKey: str(env, 'ETHPLORER_API_KEY'), goldRushApiKey: str(env, 'GOLDRUSH_API_KEY') },
     analyticsYieldQueryId: str(env, 'ANALYTICS_YIELD_QUERY_ID') === null ? null : int(env, 'ANALYTICS_YIELD_QUERY_ID', 0, 1, Number.MAX_SAFE_INTEGER),
     outboundTimeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', 10_000, 100, 120_000),
+    notifications: {
+      confirmations: str(env, 'NOTIFY_CONFIRMATIONS') === null ? null : int(env, 'NOTIFY_CONFIRMATIONS', 0, 0, 1000),
+      priceImprovementBps: int(env, 'PRICE_IMPROVEMENT_BPS', 1, 1, 10_000),
+      maxAgeMs: duration(env, 'NOTIFY_MAX_AGE', 24 * 3_600_000, 1000),
+      backoffBaseMs: int(env, 'NOTIFY_BACKOFF_BASE_MS', 1000, 10, 3_600_000),
+      backoffCapMs: int(env, 'NOTIFY_BACKOFF_CAP_MS', 60_000, 10, 86_400_000),
+      leaseMs: int(env, 'NOTIFY_LEASE_MS', 30_000, 1000, 3_600_000),
+      pollIntervalMs: int(env, 'NOTIFY_POLL_INTERVAL_MS', 1000, 10, 60_000),
+      concurrency: int(env, 'NOTIFY_CONCURRENCY', 8, 1, 256),
+    },
     notifyChannels: notifyChannels(env),
   };
 }

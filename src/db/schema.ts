@@ -154,6 +154,11 @@ export interface DB {
   indexer_sources: IndexerSourcesTable;
   proposed_trade_executions: ProposedTradeExecutionsTable;
   simulations: SimulationsTable;
+  // 007_notifications
+  notifications: NotificationsTable;
+  notification_subscriptions: NotificationSubscriptionsTable;
+  notification_deliveries: NotificationDeliveriesTable;
+  notification_checkpoints: NotificationCheckpointsTable;
 }
 
 // 002_indexer
@@ -204,4 +209,47 @@ export interface SimulationsTable {
   request: unknown;
   result: unknown;
   created_at: CreatedAt;
+}
+
+// 007_notifications
+export interface NotificationsTable {
+  id: string;
+  chain_id: number;
+  account: Bytes;
+  type: string;
+  message: string;
+  /** JSON; insert a JSON string */
+  metadata: unknown;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  produced_at: CreatedAt;
+}
+export interface NotificationSubscriptionsTable {
+  id: string;
+  account: Bytes;
+  channel: string;
+  target: string;
+  types: string[] | null;
+  secret: string | null;
+  created_at: CreatedAt;
+  last_error: string | null;
+  last_error_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+export interface NotificationDeliveriesTable {
+  notification_id: string;
+  subscription_id: string;
+  status: ColumnType<'pending' | 'queued' | 'delivered' | 'dead', 'pending' | 'queued' | 'delivered' | 'dead' | undefined, 'pending' | 'queued' | 'delivered' | 'dead'>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  created_at: CreatedAt;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_error: string | null;
+}
+export interface NotificationCheckpointsTable {
+  chain_id: number;
+  block_number: number;
+  block_hash: Bytes;
+  block_timestamp: number;
+  order_event_id: ColumnType<number, number | undefined, number>;
+  cancellations_since: ColumnType<Date, Date | string, Date | string>;
+  updated_at: CreatedAt;
 }

@@ -1,0 +1,127 @@
+/**
+ * The notification producer on the real devnet: a node settling auctions (startTestApp with AUCTIONS=true), orders
+ * placed through its API, and a producer stepped by the test. Every type from chain truth: a partial fill, the
+ * insufficient balance that follows it (once), the fill completing it, price improvement, expiry, API and
+ * on-chain cancellation; and idempotent re-production.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeFunctionData, type Hex } from 'viem';
+import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
+import { E18, ERC20, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
+import { toBytes } from '../../db/codec.js';
+import { producerFor } from './chain-producer.js';
+import type { NotificationProducer } from './notification-producer.js';
+import { listNotifications } from './notification-store.js';
+
+describe('notification producer (real devnet)', () => {
+  let app: TestApp;
+  let t: Trading;
+  let producer: NotificationProducer;
+  const clock = () => Math.floor(Date.now() / 1000);
+
+  const ofOrder = async (uid: Hex) => {
+    await producer.step();
+    return app.database.db.selectFrom('notifications').select(['id', 'type', 'message', 'metadata', 'account']).where('metadata', '@>', JSON.stringify({ orderId: uid }) as never).orderBy('created_at').orderBy('type').execute();
+  };
+  const typesOf = async (uid: Hex) => (await ofOrder(uid)).map((n) => n.type);
+  const eventsOf = async (uid: Hex) =>
+    (await app.database.db.selectFrom('order_events').select(['label', 'reason']).where('order_uid', '=', toBytes(uid)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
+
+  before(async () => {
+    app = await startTestApp({ AUCTIONS: 'true', NOTIFY_CONFIRMATIONS: '0' }, { now: clock });
+    t = trading(app, clock);
+    producer = producerFor(app.networks[0]!, app.database.db, { confirmations: 0, priceImprovementBps: 1 });
+  });
+  after(async () => {
+    await app?.stop();
+  });
+
+  it('a partial fill, the shortfall after it (once), the fill completing it, with price improvement and readable messages', async () => {
+    const { WETH, USDC } = t.tokens;
+    const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    const m = await t.marketOut(E18, [WETH, USDC]);
+    // half the balance leaves before the auction: the order is filled as far as the balance allows
+    const uid = await t.place(owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18, buyAmount: (m * 97n) / 100n, partiallyFillable: true });
+    await t.send(owner, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [t.traders[1]!.address, E18 / 2n] }));
+    await waitFor('the partial fill announced', async () => (await typesOf(uid)).includes('order_partially_filled'));
+    await waitFor('the shortfall announced', async () => (await typesOf(uid)).includes('insufficient_balance'));
+    // the order stays underfunded block after block: still one announcement
+    const head = Number(await app.networks[0]!.reader.blockNumber());
+    await waitFor('three more auctions', async () => (app.auctionLoops.get('devnet')?.last?.auction.block ?? 0) >= head + 3);
+    assert.equal((await typesOf(uid)).filter((x) => x === 'insufficient_balance').length, 1, 'once, not every block');
+
+    await t.send(t.traders[1]!, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [owner.address, E18 / 2n] }));
+    await waitFor('the completing fill announced', async () => (await typesOf(uid)).includes('order_filled'));
+    const all = await ofOrder(uid);
+    const types = all.map((n) => n.type).sort();
+    assert.deepEqual(types, ['insufficient_balance', 'order_filled', 'order_partially_filled', 'price_improvement', 'price_improvement']);
+    assert.deepEqual((await eventsOf(uid)).filter((e) => e.startsWith('invalid')), ['invalid:insufficient_balance']);
+    for (const n of all) assert.equal(n.account.length, 20);
+
+    const partial = all.find((n) => n.type === 'order_partially_filled')!;
+    const meta = partial.metadata as Record<string, unknown>;
+    assert.match(partial.message, /^Partially filled: sold 0\.5 WETH for [\d.]+ USDC on devnet \(50% of the order filled\)$/);
+    assert.equal(meta.executedAmount, (E18 / 2n).toString());
+    assert.equal(meta.chainId, 31337);
+    assert.match(meta.txHash as string, /^0x[0-9a-f]{64}$/);
+    assert.equal(meta.sellToken, WETH);
+    assert.equal(meta.buyToken, USDC);
+    const filled = all.find((n) => n.type === 'order_filled')!;
+    assert.match(filled.message, /^Sold 0\.5 WETH for [\d.]+ USDC on devnet$/);
+    const improvement = all.find((n) => n.type === 'price_improvement')!;
+    const im = improvement.metadata as Record<string, string | number>;
+    assert.equal(im.surplusToken, USDC);
+    assert.ok(BigInt(im.surplus) > 0n && Number(im.surplusBps) >= 1, 'the AMM beat a limit 3 % under the market');
+    assert.equal(BigInt(im.buyAmount) - BigInt(im.limitAmount), BigInt(im.surplus));
+    assert.match(improvement.message, /^Price improvement: [\d.]+ USDC \([\d.]+%\) better than your limit price selling WETH on devnet$/);
+  });
+
+  it('expiry: once validTo passed without a fill; never for an order cancelled before it expired', async () => {
+    const { WETH, DAI } = t.tokens;
+    const trader = t.traders[0]!;
+    // both valid for 61 s; one is cancelled while still valid; then the chain's clock jumps 2 minutes ahead
+    const expiring = await t.place(trader, { sellToken: WETH, buyToken: DAI, sellAmount: 10n ** 15n, buyAmount: 10n ** 30n }, 61);
+    const cancelled = await t.place(trader, { sellToken: WETH, buyToken: DAI, sellAmount: 10n ** 15n + 1n, buyAmount: 10n ** 30n }, 61);
+    await t.cancel(trader, cancelled);
+    await t.rpc('evm_increaseTime', [120]);
+    await t.rpc('evm_mine', []);
+    await waitFor('the expiry announced', async () => (await typesOf(expiring)).includes('order_expired'));
+    const [expired] = await ofOrder(expiring);
+    assert.match(expired!.message, /^Your order to sell 0\.001 WETH for at least 1000000000000 DAI expired on devnet$/);
+    assert.deepEqual(await typesOf(cancelled), ['order_cancelled'], 'cancelled, not expired');
+  });
+
+  it('cancellation through the API and on chain, each announced once', async () => {
+    const { WETH, DAI } = t.tokens;
+    const trader = t.traders[0]!;
+    const byApi = await t.place(trader, { sellToken: WETH, buyToken: DAI, sellAmount: 10n ** 15n + 2n, buyAmount: 10n ** 30n });
+    const onChain = await t.place(trader, { sellToken: WETH, buyToken: DAI, sellAmount: 10n ** 15n + 3n, buyAmount: 10n ** 30n });
+    await t.cancel(trader, byApi);
+    await t.invalidateOnChain(trader, onChain);
+    await waitFor('both cancellations announced', async () => (await typesOf(byApi)).length === 1 && (await typesOf(onChain)).length === 1);
+    const [api] = await ofOrder(byApi);
+    const [chain] = await ofOrder(onChain);
+    assert.equal(api!.type, 'order_cancelled');
+    assert.equal((api!.metadata as Record<string, unknown>).cancelledBy, 'api');
+    assert.match(api!.message, /^Your order to sell 0\.001 WETH for at least 1000000000000 DAI was cancelled on devnet$/);
+    assert.equal(chain!.type, 'order_cancelled');
+    assert.equal((chain!.metadata as Record<string, unknown>).cancelledBy, 'onchain');
+    assert.match((chain!.metadata as Record<string, string>).txHash!, /^0x[0-9a-f]{64}$/);
+  });
+
+  it('producing again from scratch stores nothing twice; the listing is newest first', async () => {
+    const db = app.database.db;
+    const count = async () => Number((await db.selectFrom('notifications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    await producer.step();
+    const before = await count();
+    assert.ok(before >= 8);
+    await db.deleteFrom('notification_checkpoints').execute();
+    for (let i = 0; i < 5 && (await producer.step()).behind; i++);
+    await producer.step();
+    assert.equal(await count(), before, 'deterministic ids: the same notifications');
+    const list = await listNotifications(db, t.traders[0]!.address.toLowerCase() as `0x${string}`, 100, 0);
+    assert.ok(list.length >= 4);
+    for (let i = 1; i < list.length; i++) assert.ok(list[i - 1]!.timestamp >= list[i]!.timestamp, 'newest first');
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * One delivery attempt and its bookkeeping, shared by the outbox dispatcher and the RabbitMQ workers: the channel
+ * delivers; success is recorded; a failure is retried with backoff and full jitter (at least what the receiver
+ * asked for), dead-lettered when not retryable or once the delivery has failed for `maxAgeMs`; a gone target
+ * removes its subscription.
+ */
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { ChannelName, DeliveryResult, NotificationChannel } from '../channels/channel.js';
+import { fullJitterDelay, type BackoffPolicy } from './backoff.js';
+import { markDelivered, markFailed, removeSubscription, type ClaimedDelivery } from './delivery-store.js';
+
+export interface DeliveryPolicy extends BackoffPolicy {
+  maxAgeMs: number;
+}
+
+export interface AttemptDeps {
+  db: Kysely<DB>;
+  channels: ReadonlyMap<ChannelName, NotificationChannel>;
+  policy: DeliveryPolicy;
+  random?: () => number;
+  now?: () => number;
+}
+
+export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'gone';
+
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+  const channel = deps.channels.get(delivery.target.channel);
+  let result: DeliveryResult;
+  if (!channel) result = { ok: false, retryable: true, error: `channel ${delivery.target.channel} is not available on this server` };
+  else {
+    try {
+      result = await channel.deliver(delivery.notification, delivery.target);
+    } catch (err) {
+      result = { ok: false, retryable: true, error: `delivery failed: ${(err as Error).message}` };
+    }
+  }
+  if (result.ok) {
+    await markDelivered(deps.db, delivery);
+    return 'delivered';
+  }
+  if (result.gone) {
+    await removeSubscription(deps.db, delivery.subscriptionId);
+    return 'gone';
+  }
+  const age = (deps.now ?? Date.now)() - delivery.createdAt.getTime();
+  if (!result.retryable || age >= deps.policy.maxAgeMs) {
+    await markFailed(deps.db, delivery, result.error, null);
+    return 'dead';
+  }
+  const delay = Math.max(fullJitterDelay(delivery.attempts, deps.policy, deps.random), result.retryAfterMs ?? 0);
+  await markFailed(deps.db, delivery, result.error, delay);
+  return 'retry';
+}

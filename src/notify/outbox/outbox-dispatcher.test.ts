@@ -1,0 +1,186 @@
+/**
+ * The outbox on both engines (PGlite, real PostgreSQL): notifications and their deliveries written in one
+ * transaction, retries with backoff, dead letters after the maximum age with the last error on the subscription,
+ * a gone target removing its subscription; and on PostgreSQL two dispatchers sharing the work, each delivery once.
+ * The channel is defined here (the port's contract); the webhook channel is tested on its own and end to end.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Address } from 'viem';
+import { createTestPostgres, engines } from '../../../test/fixtures/databases.js';
+import { openDatabase } from '../../db/connection.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { toBytes } from '../../db/codec.js';
+import type { Database } from '../../db/connection.js';
+import { insertNotifications } from '../../aux/notifications/notification-store.js';
+import { insertSubscription } from '../../aux/notifications/subscription-store.js';
+import type { ProducedNotification } from '../../aux/notifications/notification-types.js';
+import type { ChannelName, DeliveryResult, NotificationChannel, OutgoingNotification } from '../channels/channel.js';
+import { fullJitterDelay } from './backoff.js';
+import { OutboxDispatcher } from './outbox-dispatcher.js';
+
+const ACCOUNT = `0x${'ab'.repeat(20)}` as Address;
+
+function notification(i: number, account: Address = ACCOUNT): ProducedNotification {
+  return { id: `n-${i}`, chainId: 31337, account, type: 'order_filled', message: `fill ${i}`, timestamp: new Date(1_700_000_000_000 + i), metadata: { orderId: `0x${i}`, chainId: 31337 } };
+}
+
+class TestChannel implements NotificationChannel {
+  readonly name = 'webhook' as const;
+  readonly delivered: string[] = [];
+  answer: () => DeliveryResult = () => ({ ok: true });
+  missingConfiguration() {
+    return null;
+  }
+  async validateTarget() {
+    return null;
+  }
+  async deliver(n: OutgoingNotification): Promise<DeliveryResult> {
+    const result = this.answer();
+    if (result.ok) this.delivered.push(n.id);
+    return result;
+  }
+}
+
+function dispatcher(db: Database, channel: NotificationChannel, policy: Partial<{ baseMs: number; capMs: number; maxAgeMs: number }> = {}) {
+  return new OutboxDispatcher({
+    db: db.db,
+    channels: new Map<ChannelName, NotificationChannel>([['webhook', channel]]),
+    policy: { baseMs: 10, capMs: 40, maxAgeMs: 60_000, ...policy },
+    leaseMs: 30_000,
+    pollIntervalMs: 20,
+    concurrency: 4,
+  });
+}
+
+async function produce(db: Database, list: ProducedNotification[]) {
+  return db.db.transaction().execute((trx) => insertNotifications(trx, list));
+}
+
+async function statuses(db: Database): Promise<Record<string, number>> {
+  const rows = await db.db.selectFrom('notification_deliveries').select(['status']).execute();
+  return rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+}
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('backoff with full jitter', () => {
+  it('doubles from the base up to the cap, jittered over [0, ceiling)', () => {
+    const policy = { baseMs: 1000, capMs: 60_000 };
+    assert.deepEqual([1, 2, 3, 4, 7, 8, 30].map((n) => fullJitterDelay(n, policy, () => 0.999999)), [999, 1999, 3999, 7999, 59_999, 59_999, 59_999]);
+    assert.equal(fullJitterDelay(5, policy, () => 0), 0);
+    assert.equal(fullJitterDelay(3, policy, () => 0.5), 2000);
+  });
+});
+
+for (const engine of engines()) {
+  describe(`notification outbox (${engine.engine})`, () => {
+    it('deliveries are written with the notification, only for matching subscriptions, and producing twice stores once', async () => {
+      const db = await engine.open();
+      try {
+        await migrateToLatest(db.db);
+        await insertSubscription(db.db, { id: 'sub_all', account: ACCOUNT, channel: 'webhook', target: 'http://a', types: null, secret: 'whsec_x' });
+        await insertSubscription(db.db, { id: 'sub_exp', account: ACCOUNT, channel: 'webhook', target: 'http://b', types: ['order_expired'], secret: 'whsec_y' });
+        const first = await produce(db, [notification(1), notification(2, `0x${'cd'.repeat(20)}`)]);
+        assert.deepEqual(first, { inserted: ['n-1', 'n-2'], deliveries: 1 });
+        assert.deepEqual(await produce(db, [notification(1)]), { inserted: [], deliveries: 0 });
+        const channel = new TestChannel();
+        const d = dispatcher(db, channel);
+        assert.equal(await d.dispatchOnce(), 1);
+        assert.deepEqual(channel.delivered, ['n-1']);
+        assert.deepEqual(await statuses(db), { delivered: 1 });
+      } finally {
+        await db.dispose();
+      }
+    });
+
+    it('retries with backoff until the receiver answers, dead-letters after the maximum age, removes a gone target', async () => {
+      const db = await engine.open();
+      try {
+        await migrateToLatest(db.db);
+        await insertSubscription(db.db, { id: 'sub_1', account: ACCOUNT, channel: 'webhook', target: 'http://a', types: null, secret: 'whsec_x' });
+        const channel = new TestChannel();
+        let failures = 3;
+        channel.answer = () => (failures-- > 0 ? { ok: false, retryable: true, error: 'HTTP 503 from a' } : { ok: true });
+        const abort = new AbortController();
+        const d = dispatcher(db, channel);
+        const running = d.run(abort.signal);
+        await produce(db, [notification(1)]);
+        d.wake();
+        await until('delivered after three failures', async () => (await statuses(db)).delivered === 1);
+        assert.equal(channel.delivered.length, 1);
+        const row = await db.db.selectFrom('notification_deliveries').selectAll().executeTakeFirstOrThrow();
+        assert.equal(row.status, 'delivered');
+        assert.equal(row.attempts, 4);
+        const sub = await db.db.selectFrom('notification_subscriptions').select(['last_error']).executeTakeFirstOrThrow();
+        assert.equal(sub.last_error, 'HTTP 503 from a', 'the last error stays visible');
+
+        // a receiver that never comes back: dead after the maximum age
+        abort.abort();
+        await running;
+        const abort2 = new AbortController();
+        const dying = dispatcher(db, channel, { maxAgeMs: 300 });
+        channel.answer = () => ({ ok: false, retryable: true, error: 'connection refused' });
+        const running2 = dying.run(abort2.signal);
+        await produce(db, [notification(2)]);
+        await until('dead-lettered', async () => (await statuses(db)).dead === 1);
+        assert.ok(dying.counts.retry >= 1, 'retried before giving up');
+        const dead = await db.db.selectFrom('notification_subscriptions').select(['last_error']).executeTakeFirstOrThrow();
+        assert.match(dead.last_error!, /^connection refused \(gave up on notification n-2\)$/);
+
+        // a gone target: the subscription and its deliveries go
+        channel.answer = () => ({ ok: false, retryable: false, error: 'HTTP 410', gone: true });
+        await produce(db, [notification(3)]);
+        await until('subscription removed', async () => (await db.db.selectFrom('notification_subscriptions').selectAll().execute()).length === 0);
+        abort2.abort();
+        await running2;
+      } finally {
+        await db.dispose();
+      }
+    });
+
+    if (engine.engine === 'postgres') {
+      it('two dispatchers on one PostgreSQL deliver each notification once (FOR UPDATE SKIP LOCKED)', async () => {
+        const server = await createTestPostgres();
+        const db = await openDatabase({ kind: 'postgres', url: server.url });
+        const second = await openDatabase({ kind: 'postgres', url: server.url });
+        try {
+          await migrateToLatest(db.db);
+          await insertSubscription(db.db, { id: 'sub_1', account: ACCOUNT, channel: 'webhook', target: 'http://a', types: null, secret: 'whsec_x' });
+          const shared: string[] = [];
+          const slow = (): NotificationChannel => {
+            const c = new TestChannel();
+            c.deliver = async (n) => {
+              await new Promise((r) => setTimeout(r, 2));
+              shared.push(n.id);
+              return { ok: true };
+            };
+            return c;
+          };
+          const a = dispatcher(db, slow());
+          const b = dispatcher(second, slow());
+          const abort = new AbortController();
+          const runs = [a.run(abort.signal), b.run(abort.signal)];
+          const total = 300;
+          for (let i = 0; i < total; i += 50) await produce(db, Array.from({ length: 50 }, (_, k) => notification(i + k)));
+          await until('all delivered', async () => (await statuses(db)).delivered === total, 60_000);
+          abort.abort();
+          await Promise.all(runs);
+          assert.equal(shared.length, total, 'each delivered once');
+          assert.equal(new Set(shared).size, total);
+          assert.ok(a.counts.delivered > 0 && b.counts.delivered > 0, `both worked (${a.counts.delivered} + ${b.counts.delivered})`);
+        } finally {
+          await second.close();
+          await db.close();
+          await server.drop();
+        }
+      });
+    }
+  });
+}
