@@ -94,10 +94,11 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       networks.push(await rpcNetwork(chainId, url, config));
     }
     for (const network of networks) {
-      const { reset } = await ensureChainIdentity(database.db, network.chainId, network.genesisHash, network.devnet?.fresh ?? false);
+      // only the devnet is reset when its block 0 changes; a real chain's changed identity stops the node
+      const { reset } = await ensureChainIdentity(database.db, network.chainId, network.genesisHash, { resettable: network.devnet !== null, forceReset: network.devnet?.fresh ?? false });
       if (reset) logger.warn(`${network.name}: the chain changed (block 0 differs); its indexed and order-book data were deleted`);
     }
-    const defaultNetwork = config.defaultNetwork ?? networks[0]?.name ?? null;
+    const defaultNetwork = config.defaultNetwork ?? (networks.find((n) => n.devnet === null) ?? networks[0])?.name ?? null;
     if (config.defaultNetwork && !networks.some((n) => n.name === config.defaultNetwork)) {
       throw new Error(`DEFAULT_NETWORK=${config.defaultNetwork} is not one of the served networks (${networks.map((n) => n.name).join(', ') || 'none'})`);
     }
@@ -112,7 +113,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         await redis.quit().catch(() => redis.disconnect());
       });
     }
-    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix });
+    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy });
 
     const appData = new AppDataService(database.db);
     const orderBooks = new Map<string, OrderBookBuild>();
@@ -125,7 +126,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
       if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
     }
-    if (devnet) registerDevnetRoutes(server, devnet);
+    // /devnet lists private keys and the faucet mints: next to real chains only when DEVNET_EXPOSE=true
+    if (devnet && (networks.length === 1 || config.exposure.devnetExpose)) registerDevnetRoutes(server, devnet);
 
     // auxiliary API
     const marketChains = new Map<number, MarketChainContext>();

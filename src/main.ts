@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig, readDotEnv } from './config/config.js';
 import { startApp } from './app.js';
+import { redactingStream } from './infra/secret-redaction.js';
 
 async function main(): Promise<void> {
   let config;
@@ -17,7 +18,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  // RPC URLs carry API keys: every log line passes through the redaction (viem puts URLs into its errors)
+  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, redactingStream(process.stdout));
   const started = Date.now();
   logger.info(`batchbook starting (data dir ${config.dataDir})`);
 

@@ -194,4 +194,41 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
     const auction = await fetch(`${app.baseUrl}/devnet/api/v1/auction`);
     assert.equal(auction.status, 200);
   });
+
+  it('an order selling USDC for native ETH (0xEeee…) settles and pays the owner in ETH; v1 trades page as v2', async () => {
+    const d = app.devnet!.describe();
+    const usdc = d.tokens.find((t) => t.symbol === 'USDC')!.address;
+    const ETH = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE';
+    const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+    const { quote, id } = await api.getQuote({ sellToken: usdc, buyToken: ETH, from: trader.address, receiver: trader.address, kind: 'sell' as never, sellAmountBeforeFee: String(1000n * 10n ** 6n) } as never);
+    const order = {
+      sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: trader.address,
+      sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
+      buyAmount: ((BigInt(quote.buyAmount) * 98n) / 100n).toString(),
+      validTo: quote.validTo, appData: quote.appData, feeAmount: '0', kind: quote.kind,
+      partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
+    };
+    const signed = await OrderSigningUtils.signOrder(order as never, CHAIN_ID as never, trader as never, override);
+    const before = await client.getBalance({ address: trader.address });
+    const uid = await api.sendOrder({ ...order, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address, quoteId: id } as never);
+    let status = 'open';
+    for (let i = 0; i < 120 && status !== 'fulfilled'; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await api.getOrder(uid)).status;
+    }
+    assert.equal(status, 'fulfilled', 'the ETH order settled within 30 s');
+    const stored = await api.getOrder(uid);
+    const after = await client.getBalance({ address: trader.address });
+    assert.ok(BigInt(stored.executedBuyAmount) >= BigInt(order.buyAmount));
+    assert.equal(after - before, BigInt(stored.executedBuyAmount), 'the owner received exactly the executed amount in ETH');
+
+    // v1 with offset/limit pages exactly as v2
+    for (const page of ['offset=0&limit=1', 'offset=1&limit=1', 'offset=0&limit=10']) {
+      const v1 = await (await fetch(`${app.baseUrl}/devnet/api/v1/trades?owner=${trader.address}&${page}`)).json();
+      const v2 = await (await fetch(`${app.baseUrl}/devnet/api/v2/trades?owner=${trader.address}&${page}`)).json();
+      assert.deepEqual(v1, v2, page);
+    }
+    const all = await (await fetch(`${app.baseUrl}/devnet/api/v1/trades?owner=${trader.address}`)).json();
+    assert.deepEqual(all, await (await fetch(`${app.baseUrl}/devnet/api/v2/trades?owner=${trader.address}&limit=1000`)).json(), 'unpaginated v1 lists every trade');
+  });
 });

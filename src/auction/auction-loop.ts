@@ -98,7 +98,7 @@ function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
 
 export function defaultSolvers(network: ChainNetwork): Solver[] {
   const solvers: Solver[] = [new CowMatcher()];
-  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors }));
+  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors, wrappedNative: network.wrappedNative }));
   return solvers;
 }
 

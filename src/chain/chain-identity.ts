@@ -1,7 +1,9 @@
 /**
- * Indexed data belongs to one chain. A chain is identified by its block-0 hash: when the devnet was rebuilt
- * (or an RPC URL now points at another chain with the same id), everything stored for that chain id is
- * deleted in one transaction before anything is served, so data of a chain that no longer exists never is.
+ * Indexed data belongs to one chain. A chain is identified by its block-0 hash: when the devnet was rebuilt,
+ * everything stored for that chain id is deleted in one transaction before anything is served, so data of a
+ * chain that no longer exists never is. A real chain (RPC_URL_*) is never reset automatically: a changed
+ * block 0 there means the URL points at another chain (a fork, a testnet, a misconfiguration), and deleting
+ * its orders would be irreversible, so the node refuses to start (ChainIdentityError) and deletes nothing.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Hex } from 'viem';
@@ -23,12 +25,31 @@ export interface ChainIdentityResult {
   reset: boolean;
 }
 
-export async function ensureChainIdentity(db: Kysely<DB>, chainId: number, genesisHash: Hex, forceReset = false): Promise<ChainIdentityResult> {
+export class ChainIdentityError extends Error {
+  constructor(readonly chainId: number, readonly stored: Hex, readonly actual: Hex) {
+    super(
+      `chain ${chainId}: the RPC node's block 0 is ${actual}, but this database holds data of chain ${chainId} with block 0 ${stored}. ` +
+        'The RPC URL points at another chain (fork, testnet or wrong node). Nothing was deleted; fix RPC_URL_' + chainId + ' or use another database.',
+    );
+    this.name = 'ChainIdentityError';
+  }
+}
+
+export interface ChainIdentityOptions {
+  /** the chain may be reset when its block 0 changed (the devnet only) */
+  resettable: boolean;
+  /** reset even when block 0 is the same (a fresh devnet) */
+  forceReset?: boolean;
+}
+
+export async function ensureChainIdentity(db: Kysely<DB>, chainId: number, genesisHash: Hex, options: ChainIdentityOptions): Promise<ChainIdentityResult> {
+  const { resettable, forceReset = false } = options;
   const tables = await chainTables(db);
   return db.transaction().execute(async (tx) => {
     const stored = await tx.selectFrom('chain_identity').select('genesis_hash').where('chain_id', '=', chainId).forUpdate().executeTakeFirst();
     const same = stored !== undefined && toHex(stored.genesis_hash) === genesisHash.toLowerCase();
     if (same && !forceReset) return { reset: false };
+    if (stored !== undefined && !same && !resettable) throw new ChainIdentityError(chainId, toHex(stored.genesis_hash) as Hex, genesisHash.toLowerCase() as Hex);
     for (const table of tables) await sql`delete from ${sql.table(table)} where chain_id = ${chainId}`.execute(tx);
     await tx
       .insertInto('chain_identity')

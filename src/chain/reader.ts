@@ -10,7 +10,7 @@
  *   const reader = new ChainReader(createChainClient({ chainId, rpcUrl, timeoutMs: 10_000 }));
  *   const [usdc] = await reader.erc20Balances(owner, [USDC]);
  */
-import { encodeFunctionData, maxUint256, type Address, type Hex } from 'viem';
+import { encodeFunctionData, maxUint256, numberToHex, type Address, type Hex } from 'viem';
 import { BlockFeed, type BlockFeedLogger, type BlockListener } from './block-feed.js';
 import { MULTICALL3_ADDRESS, type ChainClient } from './client.js';
 import { erc20ReadAbi } from './erc20-abi.js';
@@ -18,6 +18,15 @@ import { EIP1271_ABI, EIP1271_MAGIC_VALUE } from '../protocol/index.js';
 import { aggregate3, multicall3Abi, type Call3, type CallResult } from './multicall.js';
 import { isTransientRpcError } from './rpc-retry.js';
 import { decodeDecimals, decodeTokenText, decodeUint256 } from './token-text.js';
+
+/** gas an EIP-1271 `isValidSignature` check may use (a smart-contract wallet needs well under 100k) */
+export const EIP1271_GAS_LIMIT = 1_000_000n;
+
+/** `bytes4` return value decoded strictly: the magic value, left-aligned, with a clean (zero) padding. */
+export function isMagicValueWord(result: unknown): boolean {
+  if (typeof result !== 'string' || result.length < 2 + 64) return false;
+  return result.slice(0, 66).toLowerCase() === EIP1271_MAGIC_VALUE.toLowerCase() + '0'.repeat(56);
+}
 
 /** Placeholder address CoW Protocol uses for the chain's native currency. */
 const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
@@ -249,20 +258,24 @@ export class ChainReader {
    * false; a transport failure rejects. The call is made directly (not through Multicall3), optionally from
    * `caller` (e.g. the settlement contract, which makes this call on chain).
    */
+  /**
+   * EIP-1271 `isValidSignature(digest, signature)` on `owner`, run with at most EIP1271_GAS_LIMIT gas (a wallet
+   * cannot make the node burn a block's worth of gas per order) and its answer decoded as the settlement's ABI
+   * decoder does: at least one word whose first 4 bytes are the magic value and whose other 28 bytes are zero.
+   */
   async isValidSignature1271(owner: Address, digest: Hex, signature: Hex, options: { caller?: Address } = {}): Promise<boolean> {
     const data = encodeFunctionData({ abi: EIP1271_ABI, functionName: 'isValidSignature', args: [digest, signature] });
     let result: Hex;
     try {
       result = (await this.client.request({
         method: 'eth_call',
-        params: [{ to: owner, data, ...(options.caller ? { from: options.caller } : {}) }, 'latest'],
+        params: [{ to: owner, data, gas: numberToHex(EIP1271_GAS_LIMIT), ...(options.caller ? { from: options.caller } : {}) }, 'latest'],
       })) as Hex;
     } catch (error) {
       if (isTransientRpcError(error)) throw error;
       return false;
     }
-    if (typeof result !== 'string' || result.length < 2 + 64) return false;
-    return result.slice(0, 10).toLowerCase() === EIP1271_MAGIC_VALUE;
+    return isMagicValueWord(result);
   }
 
   gasPrice(): Promise<bigint> {

@@ -41,11 +41,23 @@ describe('configuration', () => {
     ['RPC_URL_31337', 'http://x', /^RPC_URL_31337: expected a chain id other than 31337/],
     ['CMS_BASE_URL', 'ftp://cms', /^CMS_BASE_URL: expected a URL \(http, https\)/],
     ['BANNED_ADDRESSES', '0x12', /^BANNED_ADDRESSES: expected a comma-separated list of 0x addresses, got '0x12'$/],
+    ['TRUST_PROXY', 'yes', /^TRUST_PROXY: expected a hop count or a comma-separated list of proxy IP addresses\/CIDRs/],
+    ['TRUST_PROXY', '10.0.0.0/33', /^TRUST_PROXY: expected a hop count/],
+    ['DEVNET_EXPOSE', 'sometimes', /^DEVNET_EXPOSE: expected true or false/],
+    ['PUBLIC_URL', 'ftp://x', /^PUBLIC_URL: expected a URL \(http, https\)/],
   ] as const) {
     it(`rejects ${name}=${value} with one line naming the variable`, () => {
       assert.throws(() => loadConfig({ [name]: value }), (err: unknown) => err instanceof ConfigError && expected.test(err.message) && !err.message.includes('\n'));
     });
   }
+
+  it('reads the exposure settings: TRUST_PROXY as hops or CIDRs, DEVNET_EXPOSE, PUBLIC_URL without a trailing slash', () => {
+    assert.deepEqual(loadConfig({}).exposure, { trustProxy: false, devnetExpose: false, publicUrl: null });
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).exposure.trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '127.0.0.1/32,10.0.0.0/8' }).exposure.trustProxy, ['127.0.0.1/32', '10.0.0.0/8']);
+    assert.equal(loadConfig({ DEVNET_EXPOSE: 'true' }).exposure.devnetExpose, true);
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://bb.example/' }).exposure.publicUrl, 'https://bb.example');
+  });
 
   it('reads .env, with the real environment winning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bb-env-'));

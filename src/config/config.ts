@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseTrustProxy, type TrustProxy } from '../http/client-identity.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -58,6 +59,15 @@ export interface Config {
   analyticsYieldQueryId: number | null;
   /** timeout applied to every outbound HTTP/RPC call, ms */
   outboundTimeoutMs: number;
+  /** hostile clients and real chains (issue 14): client identity, exposure of the devnet, per-client bounds */
+  exposure: {
+    /** TRUST_PROXY: proxies whose X-Forwarded-For names the client (hop count or addresses/CIDRs); false: none */
+    trustProxy: TrustProxy;
+    /** DEVNET_EXPOSE: serve the faucet and /devnet (which lists keys) next to real chains */
+    devnetExpose: boolean;
+    /** PUBLIC_URL: base of absolute links in responses (simulation results); null: relative links */
+    publicUrl: string | null;
+  };
   notifyChannels: NotifyChannelsConfig;
   notifications: NotificationsConfig;
 }
@@ -157,6 +167,12 @@ function addressList(env: Env, name: string): Set<string> {
   return out;
 }
 
+function trustProxy(env: Env): TrustProxy {
+  const parsed = parseTrustProxy(str(env, 'TRUST_PROXY'));
+  if (parsed === null) throw new ConfigError('TRUST_PROXY', 'a hop count or a comma-separated list of proxy IP addresses/CIDRs (e.g. 127.0.0.1/32,10.0.0.0/8)', env.TRUST_PROXY);
+  return parsed;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Parses and validates the whole configuration; throws ConfigError naming the first bad variable. */
@@ -218,6 +234,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     holderApis: { moralisApiKey: str(env, 'MORALIS_API_KEY'), ethplorerApiKey: str(env, 'ETHPLORER_API_KEY'), goldRushApiKey: str(env, 'GOLDRUSH_API_KEY') },
     analyticsYieldQueryId: str(env, 'ANALYTICS_YIELD_QUERY_ID') === null ? null : int(env, 'ANALYTICS_YIELD_QUERY_ID', 0, 1, Number.MAX_SAFE_INTEGER),
     outboundTimeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', 10_000, 100, 120_000),
+    exposure: {
+      trustProxy: trustProxy(env),
+      devnetExpose: bool(env, 'DEVNET_EXPOSE', false),
+      publicUrl: url(env, 'PUBLIC_URL', ['http', 'https'])?.replace(/\/+$/, '') ?? null,
+    },
     notifications: {
       confirmations: str(env, 'NOTIFY_CONFIRMATIONS') === null ? null : int(env, 'NOTIFY_CONFIRMATIONS', 0, 0, 1000),
       priceImprovementBps: int(env, 'PRICE_IMPROVEMENT_BPS', 1, 1, 10_000),

@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
+import { redactUrlSecrets } from '../infra/secret-redaction.js';
+import { clientKeyOf, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
@@ -34,6 +36,8 @@ export interface HttpServerOptions {
   redisKeyPrefix?: string;
   readiness: ReadinessCheck[];
   version: string;
+  /** proxies whose X-Forwarded-For is believed (TRUST_PROXY); default: none */
+  trustProxy?: TrustProxy;
 }
 
 declare module 'fastify' {
@@ -57,16 +61,19 @@ export function sendJson(reply: FastifyReply, status: number, value: unknown): F
 }
 
 function reply4xx(request: FastifyRequest, reply: FastifyReply, status: number, errorType: string, description: string, data?: unknown) {
+  const safe = redactUrlSecrets(description);
   if (familyOf(request) === 'orderbook') {
-    return sendJson(reply, status, data === undefined ? { errorType, description } : { errorType, description, data });
+    return sendJson(reply, status, data === undefined ? { errorType, description: safe } : { errorType, description: safe, data });
   }
-  return sendJson(reply, status, { message: description });
+  return sendJson(reply, status, { message: safe });
 }
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const server = Fastify({
     loggerInstance: options.logger,
     bodyLimit: MAX_BODY_LIMIT,
+    // Fastify takes a hop count too (its type omits it)
+    trustProxy: (options.trustProxy ?? false) as boolean,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: undefined,
@@ -79,12 +86,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
   server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof OrderBookError) {
       if (error.status >= 500) request.log.error({ err: error }, 'order book error');
-      if (familyOf(request) === 'aux') return sendJson(reply, error.status, { message: error.description });
-      return sendJson(reply, error.status, error.data === undefined ? { errorType: error.errorType, description: error.description } : { errorType: error.errorType, description: error.description, data: error.data });
+      return reply4xx(request, reply, error.status, error.errorType, error.description, error.data);
     }
     if (error instanceof AuxError) {
       if (error.status >= 500) request.log.error({ err: error }, 'aux error');
-      return sendJson(reply, error.status, { message: error.message });
+      return sendJson(reply, error.status, { message: redactUrlSecrets(error.message) });
     }
     if (error.validation) {
       const { description } = describeValidationError(error.validationContext, error.validation as never[]);
@@ -132,6 +138,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     max: other > 0 ? other : 1_000_000_000,
     timeWindow: 1000,
     ...(options.redis ? { redis: options.redis, nameSpace: `${options.redisKeyPrefix ?? 'batchbook:'}ratelimit:` } : {}),
+    // the real client (behind trusted proxies), IPv6 by its /64
+    keyGenerator: clientKeyOf,
     // Redis down: serve rather than refuse everybody (the limit is a protection, not a correctness rule)
     skipOnError: true,
     errorResponseBuilder: (_req, ctx) => {

@@ -18,7 +18,27 @@ export class AppDataService {
   constructor(private readonly db: Kysely<DB>) {}
 
   /** Validates and stores a document; `expectedHash` (from the path) must equal its keccak256. */
-  async put(fullAppData: string, expectedHash: Hex | null): Promise<PutAppDataResult> {
+  async put(fullAppData: string, expectedHash: Hex | null, db: Kysely<DB> = this.db): Promise<PutAppDataResult> {
+    const { hash, bytes } = this.validate(fullAppData, expectedHash);
+    const inserted = await db
+      .insertInto('app_data')
+      .values({ contract_app_data: toBytes(hash), full_app_data: bytes })
+      .onConflict((oc) => oc.column('contract_app_data').doNothing())
+      .returning('contract_app_data')
+      .executeTakeFirst();
+    if (inserted) return { hash, created: true };
+    await this.checkNoConflict(hash, bytes, db);
+    return { hash, created: false };
+  }
+
+  /** What `put` checks, without storing: an order's document is stored only with the accepted order. */
+  async check(fullAppData: string, expectedHash: Hex | null): Promise<Hex> {
+    const { hash, bytes } = this.validate(fullAppData, expectedHash);
+    await this.checkNoConflict(hash, bytes, this.db);
+    return hash;
+  }
+
+  private validate(fullAppData: string, expectedHash: Hex | null): { hash: Hex; bytes: Buffer } {
     const bytes = Buffer.from(fullAppData, 'utf8');
     if (bytes.length > MAX_APP_DATA_BYTES) {
       throw new OrderBookError('PayloadTooLarge', `app data is ${bytes.length} bytes, the limit is ${MAX_APP_DATA_BYTES}`, 413);
@@ -33,18 +53,14 @@ export class AppDataService {
     if (expectedHash !== null && expectedHash.toLowerCase() !== hash) {
       throw new OrderBookError('AppDataHashMismatch', `computed appDataHash ${hash} doesn't match expected ${expectedHash.toLowerCase()}`);
     }
-    const inserted = await this.db
-      .insertInto('app_data')
-      .values({ contract_app_data: toBytes(hash), full_app_data: bytes })
-      .onConflict((oc) => oc.column('contract_app_data').doNothing())
-      .returning('contract_app_data')
-      .executeTakeFirst();
-    if (inserted) return { hash, created: true };
-    const existing = await this.db.selectFrom('app_data').select('full_app_data').where('contract_app_data', '=', toBytes(hash)).executeTakeFirstOrThrow();
-    if (!Buffer.from(existing.full_app_data).equals(bytes)) {
+    return { hash, bytes };
+  }
+
+  private async checkNoConflict(hash: Hex, bytes: Buffer, db: Kysely<DB>): Promise<void> {
+    const existing = await db.selectFrom('app_data').select('full_app_data').where('contract_app_data', '=', toBytes(hash)).executeTakeFirst();
+    if (existing && !Buffer.from(existing.full_app_data).equals(bytes)) {
       throw new OrderBookError('AppDataMismatch', `a different document is already stored for ${hash}`);
     }
-    return { hash, created: false };
   }
 
   /** The stored document for a hash, `{}` for the zero hash, or null. */

@@ -57,12 +57,12 @@ export function buildOrderBookServices(
       : { nativePrice: async () => null };
   const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
   const quotes = new QuoteService({
-    chainId, db, appData, estimator, nativePrices, policy,
+    chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
     chain: { gasPrice: () => reader.gasPrice(), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
   const repo = new OrderRepository(db);
   const orders = new OrderService({
-    chainId, settlement, orders: repo, appData, quoter: quotes, policy,
+    chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy,
     chain: {
       async balanceAndAllowance(owner, token) {
         const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);

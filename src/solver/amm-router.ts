@@ -7,10 +7,13 @@
  * gets exactly what its swap yields; the minimum out (or maximum in) of each swap is that amount, so a pool that
  * moved in between makes the settlement revert instead of paying from the contract's buffers. A partially
  * fillable order is filled as far as its limit price, balance and what is left allow.
+ * Orders buying native ETH (0xEeee…) are routed to the wrapped native token, which the settlement unwraps
+ * (`withdraw`, the last intra-settlement interaction) so that GPv2Settlement pays their owners in ETH.
  */
 import { encodeFunctionData, parseAbi, type Address } from 'viem';
 import type { Auction, SolvableOrder } from '../auction/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
+import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { PairDirectory, type PoolSnapshot } from './uniswap-v2-pools.js';
 import { BalanceBudget, executedFeeOf, respectsLimit, type BalanceEffect, type Interaction, type ProposedTrade, type Solution, type Solver } from './solution.js';
 
@@ -19,6 +22,7 @@ export const ROUTER_SWAP_ABI = parseAbi([
   'function swapTokensForExactTokens(uint256 amountOut, uint256 amountInMax, address[] path, address to, uint256 deadline) returns (uint256[] amounts)',
 ]);
 export const ERC20_APPROVE_ABI = parseAbi(['function approve(address spender, uint256 amount) returns (bool)']);
+const WETH_WITHDRAW_ABI = parseAbi(['function withdraw(uint256 amount)']);
 
 export interface AmmRouterOptions {
   client: ChainClient;
@@ -27,6 +31,8 @@ export interface AmmRouterOptions {
   settlement: Address;
   /** intermediate tokens tried as one hop (wrapped native first) */
   connectors: Address[];
+  /** the wrapped native token native-ETH buy orders are routed to (none: such orders are not routed) */
+  wrappedNative?: Address | null;
   name?: string;
   /** orders routed per settlement at most (bounds its gas) */
   maxTrades?: number;
@@ -51,9 +57,17 @@ export class AmmRouter implements Solver {
     this.maxTrades = options.maxTrades ?? 20;
   }
 
+  /** the token the pools deliver for the order: native ETH comes as the wrapped native token */
+  private poolBuyToken(order: SolvableOrder): Address | null {
+    if (order.buyToken !== BUY_ETH_ADDRESS) return order.buyToken;
+    return this.options.wrappedNative ? lower(this.options.wrappedNative) : null;
+  }
+
   private paths(order: SolvableOrder): Address[][] {
-    const paths: Address[][] = [[order.sellToken, order.buyToken]];
-    for (const c of this.options.connectors.map(lower)) if (c !== order.sellToken && c !== order.buyToken) paths.push([order.sellToken, c, order.buyToken]);
+    const buy = this.poolBuyToken(order);
+    if (buy === null || buy === order.sellToken) return [];
+    const paths: Address[][] = [[order.sellToken, buy]];
+    for (const c of this.options.connectors.map(lower)) if (c !== order.sellToken && c !== buy) paths.push([order.sellToken, c, buy]);
     return paths;
   }
 
@@ -129,9 +143,11 @@ export class AmmRouter implements Solver {
     const approvals = new Map<Address, bigint>();
     const effects: BalanceEffect[] = [];
     const calls: Interaction[] = [];
+    let unwrap = 0n;
     for (const { order, route } of swaps) {
       approvals.set(order.sellToken, (approvals.get(order.sellToken) ?? 0n) + route.executedSell);
-      effects.push({ token: order.sellToken, delta: -route.executedSell }, { token: order.buyToken, delta: route.executedBuy });
+      effects.push({ token: order.sellToken, delta: -route.executedSell }, { token: route.path[route.path.length - 1]!, delta: route.executedBuy });
+      if (order.buyToken === BUY_ETH_ADDRESS) unwrap += route.executedBuy;
       const callData =
         order.kind === 'sell'
           ? encodeFunctionData({ abi: ROUTER_SWAP_ABI, functionName: 'swapExactTokensForTokens', args: [route.executedSell, route.executedBuy, route.path, settlement, deadline] })
@@ -143,11 +159,18 @@ export class AmmRouter implements Solver {
       value: 0n,
       callData: encodeFunctionData({ abi: ERC20_APPROVE_ABI, functionName: 'approve', args: [router, amount] }),
     }));
+    // the unwrap ends the intra-settlement interactions: the payouts (transferOut) come right after them
+    const unwraps: Interaction[] = [];
+    if (unwrap > 0n) {
+      const wrapped = lower(this.options.wrappedNative!);
+      unwraps.push({ target: wrapped, value: 0n, callData: encodeFunctionData({ abi: WETH_WITHDRAW_ABI, functionName: 'withdraw', args: [unwrap] }) });
+      effects.push({ token: wrapped, delta: -unwrap }, { token: BUY_ETH_ADDRESS, delta: unwrap });
+    }
     return {
       solver: this.name,
       trades,
       clearingPrices: new Map(),
-      interactions: { pre: [], intra: [...approve, ...calls], post: [] },
+      interactions: { pre: [], intra: [...approve, ...calls, ...unwraps], post: [] },
       interactionEffects: effects,
     };
   }

@@ -31,6 +31,7 @@ import { StreamClosedError, type BalanceStream, type BalanceWatch, type PairRead
 import { ConnectionLimiter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps } from './connection-limiter.js';
 import { SseConnection } from './sse-connection.js';
 import { MAX_TOKENS_PER_REQUEST, parseTokenList, TokenListError } from './token-list.js';
+import { clientKeyOf } from '../../http/client-identity.js';
 
 export interface BalanceChainContext {
   chainId: number;
@@ -226,7 +227,7 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       const user = req.params.userAddress.toLowerCase() as Address;
       const tokens = tokensOf(req.query.tokens);
       if (shuttingDown) throw new AuxError(503, 'the server is shutting down; reconnect to another instance');
-      const slot = limiter.acquire(req.ip);
+      const slot = limiter.acquire(clientKeyOf(req));
       if ('refused' in slot) {
         reply.header('Retry-After', String(slot.refused.retryAfterSeconds));
         throw new AuxError(slot.refused.status, slot.refused.message);

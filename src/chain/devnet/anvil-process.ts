@@ -16,6 +16,8 @@ export interface AnvilExit {
 
 export interface AnvilOptions {
   port: number;
+  /** default 31337 (the devnet); tests stand in for a real chain's node with another id */
+  chainId?: number;
   /** Path to the anvil binary; default: the one from the installed platform package. */
   binaryPath?: string;
   /** `--state` file: loaded if it exists, dumped on exit and every `stateIntervalSeconds`. */
@@ -114,7 +116,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
     throw new AnvilStartError('port-in-use', `port ${options.port} on ${host} is already in use (set DEVNET_PORT to a free port)`);
   }
   const rpcUrl = `http://${host}:${options.port}`;
-  const args = ['--host', host, '--port', String(options.port), '--chain-id', String(DEVNET_CHAIN_ID), '--silent'];
+  const args = ['--host', host, '--port', String(options.port), '--chain-id', String(options.chainId ?? DEVNET_CHAIN_ID), '--silent'];
   if (options.noMining ?? true) args.push('--no-mining');
   if (options.genesisTimestamp !== undefined) args.push('--timestamp', String(Math.floor(options.genesisTimestamp)));
   if (options.statePath) {

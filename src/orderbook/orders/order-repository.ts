@@ -201,7 +201,10 @@ export class OrderRepository {
     return rows.map(fromRow);
   }
 
-  /** Open (not cancelled, not expired, not invalidated) limit orders of an owner that were outside the market. */
+  /**
+   * Open (not cancelled, not expired, not invalidated) limit orders of an owner that were outside the market.
+   * Presign orders count only once their latest on-chain presignature says signed: anyone can post them.
+   */
   async countOpenOutsideMarketLimitOrders(chainId: number, owner: Address, nowSeconds: number): Promise<number> {
     const row = await this.db
       .selectFrom('orders as o')
@@ -213,6 +216,9 @@ export class OrderRepository {
       .where('o.cancellation_timestamp', 'is', null)
       .where('o.valid_to', '>=', nowSeconds)
       .where(sql<boolean>`not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)`)
+      .where(
+        sql<boolean>`(o.signing_scheme <> 'presign' or coalesce((select p.signed from presignature_events p where p.chain_id = o.chain_id and p.order_uid = o.uid order by p.block_number desc, p.log_index desc limit 1), false))`,
+      )
       .where(
         sql<boolean>`(case when o.kind = 'sell'
             then coalesce((select sum(t.sell_amount - t.fee_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0) < o.sell_amount

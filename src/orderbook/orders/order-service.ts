@@ -52,6 +52,8 @@ const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 export interface OrderServiceDeps {
   chainId: number;
   settlement: Address;
+  /** the chain's wrapped native token: selling it for native ETH is SameBuyAndSellToken */
+  wrappedNative: Address | null;
   orders: OrderRepository;
   appData: AppDataService;
   chain: OrderChainReads;
@@ -81,8 +83,9 @@ export class OrderService {
     const sellTokenBalance = body.sellTokenBalance ?? 'erc20';
     const buyTokenBalance = body.buyTokenBalance ?? 'erc20';
 
-    // 1.–3. app data: resolve the document and its hash (before signatures: a wrong hash makes recovery meaningless)
-    const { hash: appDataHash, document } = await this.resolveAppData(body);
+    // 1.–3. app data: resolve the document and its hash (before signatures: a wrong hash makes recovery meaningless);
+    //      a new document is stored only with the accepted order (step 14)
+    const { hash: appDataHash, document, newDocument } = await this.resolveAppData(body);
 
     // 2. replacement of an earlier order named in the app data
     const replacedUid = document?.protocol.replacedOrderUid ?? null;
@@ -106,19 +109,22 @@ export class OrderService {
     // 6. amounts must be non-zero
     if (sellAmount === 0n || buyAmount === 0n) throw new OrderBookError('ZeroAmount', 'sellAmount and buyAmount must be greater than zero');
 
-    // 7. order-level rules (the same as for quotes)
-    const orderClass: 'market' | 'limit' = feeAmount > 0n ? 'market' : 'limit';
+    // 7. order-level rules (the same as for quotes). Since CIP-38 every API order is a zero-fee limit order
+    //    (NonZeroFee below); whether it is inside the market comes from its quote and limit price (step 10).
+    const orderClass = 'limit' as const;
     if (policy.bannedAddresses.has(owner) || (receiver && policy.bannedAddresses.has(receiver))) {
       throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed', 403);
     }
-    if (orderClass === 'market' && partiallyFillable) throw new OrderBookError('UnsupportedOrderType', 'partially fillable orders must have a zero fee (limit orders)');
     if (buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${buyTokenBalance} is not supported`);
     if (sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${sellTokenBalance} is not supported`);
     if (body.validTo < now) throw new OrderBookError('OrderExpired', `validTo ${body.validTo} is in the past (now ${now}; validTo is in seconds)`);
     if (body.validTo < now + policy.minValidity) throw new OrderBookError('InsufficientValidTo', `validTo must be at least ${policy.minValidity} s in the future`);
-    const maxValidity = body.signingScheme === 'presign' ? Infinity : orderClass === 'market' ? policy.maxMarketValidity : policy.maxLimitValidity;
-    if (body.validTo > now + maxValidity) throw new OrderBookError('ExcessiveValidTo', `validTo must be at most ${maxValidity} s in the future for a ${orderClass} order`);
+    // presign orders too: unbounded validity would let anyone park orders in another owner's name for ever
+    if (body.validTo > now + policy.maxLimitValidity) throw new OrderBookError('ExcessiveValidTo', `validTo must be at most ${policy.maxLimitValidity} s in the future for a limit order`);
     if (sellToken === buyToken) throw new OrderBookError('SameBuyAndSellToken', 'sellToken and buyToken are the same');
+    if (buyToken === BUY_ETH_ADDRESS && this.deps.wrappedNative && sellToken === this.deps.wrappedNative.toLowerCase()) {
+      throw new OrderBookError('SameBuyAndSellToken', 'selling the wrapped native token for the native token is an unwrap, not a trade');
+    }
     if (sellToken === BUY_ETH_ADDRESS) throw new OrderBookError('InvalidNativeSellToken', 'the native token cannot be sold directly; wrap it first');
     for (const token of [sellToken, buyToken]) {
       if (policy.deniedTokens.has(token)) throw new OrderBookError('UnsupportedToken', `token ${token} is deny listed`);
@@ -133,7 +139,8 @@ export class OrderService {
       if (allowance < needed) throw new OrderBookError('InsufficientAllowance', `allowance ${allowance} to the vault relayer is below sellAmount + feeAmount = ${needed}; approve the vault relayer, not the settlement`);
     }
 
-    // 9. quote: by id, else stored, else fresh. Market orders need one; limit orders tolerate NoLiquidity.
+    // 9. quote: by id, else stored, else fresh (limit orders tolerate NoLiquidity). A signed fee is refused (CIP-38).
+    if (feeAmount !== 0n) throw new OrderBookError('NonZeroFee', 'feeAmount must be 0: since CIP-38 the network fee is taken from the surplus; fold the quoted fee into sellAmount');
     let quote: StoredQuote | null = null;
     try {
       quote = await this.deps.quoter.quoteForOrder({
@@ -141,12 +148,13 @@ export class OrderService {
         signingScheme: body.signingScheme, appData: appDataHash, validTo: body.validTo,
       });
     } catch (err) {
-      if (!(orderClass === 'limit' && err instanceof OrderBookError && err.errorType === 'NoLiquidity')) throw err;
+      if (!(err instanceof OrderBookError && err.errorType === 'NoLiquidity')) throw err;
     }
 
-    // 10. limit orders outside the market count towards a per-owner cap
-    const outsideMarket = quote !== null && orderClass === 'limit' ? isOutsideMarket(body.kind, sellAmount, buyAmount, quote) : orderClass === 'limit';
-    if (orderClass === 'limit' && outsideMarket) {
+    // 10. limit orders outside the market count towards a per-owner cap; presign orders only once signed on
+    //     chain (anyone may post one in any owner's name), so a new one never hits the cap
+    const outsideMarket = quote === null || isOutsideMarket(body.kind, sellAmount, buyAmount, quote);
+    if (outsideMarket && body.signingScheme !== 'presign') {
       const open = await this.deps.orders.countOpenOutsideMarketLimitOrders(chainId, owner, now);
       if (open >= policy.maxLimitOrdersPerOwner) {
         throw new OrderBookError('TooManyLimitOrders', `at most ${policy.maxLimitOrdersPerOwner} open limit orders outside the market price per owner`);
@@ -164,6 +172,7 @@ export class OrderService {
       class: orderClass, settlementContract: settlement, outsideMarket, validFrom,
     } as const;
     const inserted = await this.deps.orders.transaction(async (tx) => {
+      if (newDocument !== null) await this.deps.appData.put(newDocument, appDataHash, tx);
       if (replaced) {
         if (!(body.signingScheme === 'eip712' || body.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
         if (replaced.owner !== owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner', 401);
@@ -175,13 +184,14 @@ export class OrderService {
     return uid;
   }
 
-  private async resolveAppData(body: OrderCreationBody): Promise<{ hash: Hex; document: AppDataDocument | null }> {
+  /** The app-data hash and document of an order; `newDocument` is the full text to store with the order, if sent. */
+  private async resolveAppData(body: OrderCreationBody): Promise<{ hash: Hex; document: AppDataDocument | null; newDocument: string | null }> {
     const isHash = HASH_RE.test(body.appData) && !body.appDataHash;
     if (isHash) {
       const hash = body.appData.toLowerCase() as Hex;
       const text = await this.deps.appData.get(hash);
       if (text === null) throw new OrderBookError('InvalidAppData', `Unknown pre-image for app data hash ${hash}; upload it with PUT /api/v1/app_data/${hash} first`);
-      return { hash, document: parseStored(text) };
+      return { hash, document: parseStored(text), newDocument: null };
     }
     let document: AppDataDocument;
     try {
@@ -194,8 +204,8 @@ export class OrderService {
       throw new OrderBookError('AppDataHashMismatch', `computed appDataHash ${document.hash} doesn't match expected ${body.appDataHash.toLowerCase()}`);
     }
     if (document.protocol.enableFastPath) throw new OrderBookError('InvalidAppData', 'metadata.enableFastPath is not supported');
-    await this.deps.appData.put(body.appData, document.hash);
-    return { hash: document.hash, document };
+    await this.deps.appData.check(body.appData, document.hash);
+    return { hash: document.hash, document, newDocument: body.appData };
   }
 
   private async verifySignature(body: OrderCreationBody, digest: Hex, claimedOwner: Address | null): Promise<{ owner: Address; signature: Hex }> {

@@ -1,8 +1,13 @@
 /**
  * The status of an order from what is stored and indexed (reference orderbook.md §9.1, precedence order):
  * fulfilled → cancelled → expired → presignaturePending → open. Partially filled orders stay open.
+ * A presign order still waiting for its on-chain signature PRESIGN_PENDING_EXPIRY_S after its creation has
+ * expired (anyone may post one in any owner's name; stale ones must not linger).
  */
 import type { StoredOrder } from './order-repository.js';
+
+/** how long an unsigned presign order waits for `setPreSignature` before it expires (7 days) */
+export const PRESIGN_PENDING_EXPIRY_S = 7 * 86400;
 
 export type OrderStatus = 'open' | 'fulfilled' | 'cancelled' | 'expired' | 'presignaturePending';
 
@@ -19,6 +24,8 @@ export function orderStatus(order: StoredOrder, nowSeconds: number): OrderStatus
   if (isFullyExecuted(order)) return 'fulfilled';
   if (isInvalidated(order)) return 'cancelled';
   if (order.validTo < nowSeconds) return 'expired';
-  if (order.signingScheme === 'presign' && order.presigned !== true) return 'presignaturePending';
+  if (order.signingScheme === 'presign' && order.presigned !== true) {
+    return order.createdAt.getTime() / 1000 + PRESIGN_PENDING_EXPIRY_S < nowSeconds ? 'expired' : 'presignaturePending';
+  }
   return 'open';
 }

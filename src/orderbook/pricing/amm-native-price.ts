@@ -5,6 +5,7 @@
  */
 import { parseAbi, zeroAddress, type Address, type PublicClient } from 'viem';
 import type { NativePriceSource } from './trade-estimator.js';
+import { BUY_ETH_ADDRESS } from '../../protocol/index.js';
 
 const FACTORY_ABI = parseAbi(['function getPair(address, address) view returns (address)']);
 const PAIR_ABI = parseAbi(['function getReserves() view returns (uint112, uint112, uint32)', 'function token0() view returns (address)']);
@@ -48,7 +49,7 @@ export class AmmNativePrice implements NativePriceSource {
   async nativePrice(token: Address): Promise<number | null> {
     const t = token.toLowerCase() as Address;
     const weth = this.options.wrappedNative.toLowerCase() as Address;
-    if (t === weth) return 1;
+    if (t === weth || t === BUY_ETH_ADDRESS) return 1;
     const cached = this.cache.get(t);
     const ttl = this.options.ttlMs ?? 5_000;
     if (cached && Date.now() - cached.at < ttl) return cached.price;

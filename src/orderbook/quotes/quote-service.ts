@@ -57,6 +57,8 @@ export interface QuoteServiceDeps {
   nativePrices: NativePriceSource;
   chain: QuoteChainReads;
   policy: QuotePolicy;
+  /** the chain's wrapped native token: native ETH (0xEeee…) is priced and routed as it */
+  wrappedNative?: Address | null;
 }
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
@@ -66,9 +68,20 @@ const MAX_MARKET_VALIDITY = 3 * 3600;
 const STANDARD_EXPIRY_S = 60;
 const ONCHAIN_EXPIRY_S = 600;
 const EIP1271_VERIFICATION_GAS = 27_000n;
+/** expired quotes are deleted at most this often (seconds), by the next quote stored */
+const QUOTE_PRUNE_INTERVAL_S = 60;
 
 export class QuoteService implements OrderQuoter {
+  private lastPrune = 0;
+
   constructor(private readonly deps: QuoteServiceDeps) {}
+
+  /** The token a trade is routed and priced through: native ETH goes as the wrapped native token. */
+  private routed(token: Address): Address {
+    if (token !== BUY_ETH_ADDRESS) return token;
+    if (!this.deps.wrappedNative) throw new OrderBookError('UnsupportedToken', 'this network has no wrapped native token to buy the native token through');
+    return this.deps.wrappedNative.toLowerCase() as Address;
+  }
 
   /** The full POST /quote: returns the response body. */
   async quote(body: QuoteRequestBody): Promise<Record<string, unknown>> {
@@ -132,6 +145,9 @@ export class QuoteService implements OrderQuoter {
     if (signingScheme !== 'presign' && validTo > now + MAX_MARKET_VALIDITY) throw new OrderBookError('ExcessiveValidTo', `validTo must be at most ${MAX_MARKET_VALIDITY} s in the future`);
     if (sellToken === buyToken) throw new OrderBookError('SameBuyAndSellToken', 'sellToken and buyToken are the same');
     if (sellToken === BUY_ETH_ADDRESS) throw new OrderBookError('InvalidNativeSellToken', 'the native token cannot be sold directly; wrap it first');
+    if (buyToken === BUY_ETH_ADDRESS && this.deps.wrappedNative && sellToken === this.deps.wrappedNative.toLowerCase()) {
+      throw new OrderBookError('SameBuyAndSellToken', 'selling the wrapped native token for the native token is an unwrap, not a trade');
+    }
     await this.checkTokens(sellToken, buyToken);
 
     const extraGas = gasForHooks + (signingScheme === 'eip1271' ? BigInt(body.verificationGasLimit ?? Number(EIP1271_VERIFICATION_GAS)) : 0n);
@@ -193,7 +209,7 @@ export class QuoteService implements OrderQuoter {
     extraGas: bigint,
   ): Promise<{ sellAmount: bigint; buyAmount: bigint; stored: StoredQuote }> {
     const [estimateOrError, gasPrice, sellTokenPrice, buyTokenPrice] = await Promise.all([
-      this.deps.estimator.estimate({ sellToken: req.sellToken, buyToken: req.buyToken, kind: req.kind, amount: req.amount }).catch((err: unknown) => {
+      this.deps.estimator.estimate({ sellToken: req.sellToken, buyToken: this.routed(req.buyToken), kind: req.kind, amount: req.amount }).catch((err: unknown) => {
         if (err instanceof OrderBookError && err.errorType === 'NoLiquidity') return err;
         throw err;
       }),
@@ -234,6 +250,7 @@ export class QuoteService implements OrderQuoter {
     q: StoredQuote,
     meta: { sellToken: Address; buyToken: Address; kind: 'sell' | 'buy'; signingScheme: string; owner: Address; expiration: Date; quoteKind: string },
   ): Promise<number> {
+    await this.pruneExpired();
     const row = await this.deps.db
       .insertInto('quotes')
       .values({
@@ -257,6 +274,14 @@ export class QuoteService implements OrderQuoter {
       .returning('id')
       .executeTakeFirstOrThrow();
     return Number(row.id);
+  }
+
+  /** Deletes this chain's expired quotes (no order can use them any more), at most once a minute. */
+  private async pruneExpired(): Promise<void> {
+    const now = this.deps.policy.now();
+    if (now - this.lastPrune < QUOTE_PRUNE_INTERVAL_S) return;
+    this.lastPrune = now;
+    await this.deps.db.deleteFrom('quotes').where('chain_id', '=', this.deps.chainId).where('expiration', '<', new Date(now * 1000)).execute();
   }
 
   /** reference §7.4: the quote by id when it matches the order, else a stored matching one, else a fresh one */

@@ -26,7 +26,7 @@ export const OrderCreation = Type.Object({
   signingScheme: SigningScheme,
   signature: HexBytes,
   from: Type.Optional(Type.Union([AddressSchema, Type.Null()])),
-  quoteId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  quoteId: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
   appData: Type.String({ description: 'the full app-data JSON document, or its 32-byte hash (uploaded before)' }),
   appDataHash: Type.Optional(Type.Union([Hex32, Type.Null()])),
   fullBalanceCheck: Type.Optional(Type.Boolean()),
@@ -108,7 +108,16 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
     },
   );
 
-  const Pagination = { offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })), limit: Type.Optional(Type.Integer({ default: 10 })) };
+  // offsets beyond 2^53 are not exact in JSON numbers, and the database refuses them: a 400, never a 500
+  const Pagination = { offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })), limit: Type.Optional(Type.Integer({ default: 10 })) };
+  // v1 pages only when asked (no defaults filled in), then exactly as v2
+  const OptionalPagination = { offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), limit: Type.Optional(Type.Integer()) };
+  const tradePage = (query: { offset?: number; limit?: number }) => {
+    const limit = query.limit ?? 10;
+    if (limit < 1 || limit > 1000) throw new OrderBookError('InvalidLimit', 'limit must be between 1 and 1000');
+    return { offset: query.offset ?? 0, limit };
+  };
+  const tradeFilter = (query: { owner?: string; orderUid?: string }) => ({ owner: query.owner?.toLowerCase() as Address | undefined, orderUid: query.orderUid?.toLowerCase() as Hex | undefined });
 
   server.get(
     '/api/v1/account/:owner/orders',
@@ -132,17 +141,19 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
   const TradeQuery = { owner: Type.Optional(AddressSchema), orderUid: Type.Optional(OrderUid) };
   server.get(
     '/api/v1/trades',
-    { schema: { tags, summary: 'Trades of an owner or an order (exactly one)', querystring: Type.Object(TradeQuery), response: { 200: Type.Array(TradeRecord), ...errorResponses(400) } }, config: ob },
-    async (req, reply) => sendJson(reply, 200, await trades.list({ owner: req.query.owner?.toLowerCase() as Address | undefined, orderUid: req.query.orderUid?.toLowerCase() as Hex | undefined }, null)),
+    {
+      schema: { tags, summary: 'Trades of an owner or an order (exactly one); unpaginated unless offset or limit is given, then paged as v2', querystring: Type.Object({ ...TradeQuery, ...OptionalPagination }), response: { 200: Type.Array(TradeRecord), ...errorResponses(400) } },
+      config: ob,
+    },
+    async (req, reply) => {
+      const paged = req.query.offset !== undefined || req.query.limit !== undefined;
+      return sendJson(reply, 200, await trades.list(tradeFilter(req.query), paged ? tradePage(req.query) : null));
+    },
   );
   server.get(
     '/api/v2/trades',
     { schema: { tags, summary: 'Trades, paginated', querystring: Type.Object({ ...TradeQuery, ...Pagination }), response: { 200: Type.Array(TradeRecord), ...errorResponses(400) } }, config: ob },
-    async (req, reply) => {
-      const limit = req.query.limit ?? 10;
-      if (limit < 1 || limit > 1000) throw new OrderBookError('InvalidLimit', 'limit must be between 1 and 1000');
-      return sendJson(reply, 200, await trades.list({ owner: req.query.owner?.toLowerCase() as Address | undefined, orderUid: req.query.orderUid?.toLowerCase() as Hex | undefined }, { offset: req.query.offset ?? 0, limit }));
-    },
+    async (req, reply) => sendJson(reply, 200, await trades.list(tradeFilter(req.query), tradePage(req.query))),
   );
 
   server.get(

@@ -1,0 +1,35 @@
+/**
+ * Issue 14, point 9: a node with the devnet next to a real chain (here a second anvil with chain id 100 standing
+ * in for a Gnosis Chain node) serves the real chain as the default network and hides the devnet's key listing
+ * and faucet unless DEVNET_EXPOSE=true.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { findFreePort } from '../src/chain/devnet/index.js';
+import { startAnvil, type AnvilProcess } from '../src/chain/devnet/anvil-process.js';
+import { startTestApp, type TestApp } from './fixtures/app.js';
+import { call } from './fixtures/orders.js';
+
+describe('devnet next to a real chain', () => {
+  let gnosis: AnvilProcess;
+  let app: TestApp;
+  before(async () => {
+    gnosis = await startAnvil({ port: await findFreePort(), noMining: false, chainId: 100 });
+    app = await startTestApp({ DEVNET: 'true', RPC_URL_100: gnosis.rpcUrl });
+  });
+  after(async () => {
+    await app?.stop();
+    await gnosis?.stop();
+  });
+
+  it('the real chain is the default network, not the devnet', () => {
+    assert.deepEqual(Object.keys(app.urls.orderBook).sort(), ['default: xdai', 'devnet', 'xdai']);
+  });
+
+  it('/devnet (private keys) and the faucet are not served next to a real chain', async () => {
+    assert.equal((await call(app.baseUrl, 'GET', '/devnet')).status, 404);
+    assert.equal((await call(app.baseUrl, 'POST', '/devnet/faucet', { address: '0x' + '11'.repeat(20), token: 'WETH', amount: '1' })).status, 404);
+    // the devnet's order book itself is still served under its name
+    assert.equal((await call(app.baseUrl, 'GET', '/devnet/api/v1/version')).status, 200);
+  });
+});
