@@ -21,6 +21,7 @@ import { createSimulator, registerSimulationRoutes } from './aux/simulation/inde
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
+import { startAffiliateProgram } from './aux/affiliate/start.js';
 
 export interface App {
   server: HttpServer;
@@ -174,6 +175,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       db: database.db,
       options: { logger },
     });
+
+    // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
+    closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
 
     const loops = startBackgroundLoops({
       networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,
