@@ -58,8 +58,13 @@ export class AffiliateSync {
         if (!signal.aborted) this.options.logger?.warn({ err: (err as Error).message }, 'affiliate sync pass failed');
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, intervalMs);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, intervalMs);
+        signal.addEventListener('abort', done, { once: true });
       });
     }
   }
