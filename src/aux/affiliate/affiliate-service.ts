@@ -7,6 +7,7 @@
  *   await service.register('0xabc…', { walletAddress: '0xAbC…', code: 'my-code', signedMessage: '0x…' });
  */
 import type { Address, Hex } from 'viem';
+import { ProviderError } from '../../providers/data-source.js';
 import { normalizeAffiliateCode } from './affiliate-code.js';
 import { AffiliateError } from './affiliate-error.js';
 import type { AffiliateCode, AffiliateCodeStore, AffiliateStats, AffiliateStatsSource, AffiliateTerms, TraderStats } from './ports.js';
@@ -51,7 +52,7 @@ export class AffiliateService {
     const wallet = lower(input.walletAddress);
     const valid = await this.options.signature.verify(wallet, code, input.signedMessage as Hex);
     if (!valid) throw new AffiliateError('InvalidSignature', 'Affiliate has invalid signature: signedMessage does not verify for walletAddress');
-    const outcome = await this.options.codes.register({ code, walletAddress: wallet, signedMessage: input.signedMessage as Hex, terms: this.options.terms });
+    const outcome = await this.store(() => this.options.codes.register({ code, walletAddress: wallet, signedMessage: input.signedMessage as Hex, terms: this.options.terms }));
     if (!outcome.ok) {
       throw new AffiliateError('Conflict', outcome.conflict === 'wallet' ? 'Affiliate wallet address already bound to a code' : 'Affiliate code already taken');
     }
@@ -59,7 +60,7 @@ export class AffiliateService {
   }
 
   async affiliate(address: string): Promise<AffiliateCode> {
-    const found = await this.options.codes.byWallet(lower(address));
+    const found = await this.store(() => this.options.codes.byWallet(lower(address)));
     if (!found) throw new AffiliateError('NotFound', 'Affiliate not found');
     return found;
   }
@@ -67,7 +68,7 @@ export class AffiliateService {
   async refCode(input: string): Promise<RefCodeInfo> {
     const code = normalizeAffiliateCode(input);
     if (!code) throw new AffiliateError('InvalidInput', 'Affiliate code format is invalid: 5 to 20 of A-Z, 0-9, "-" and "_" (any case)');
-    const found = await this.options.codes.byCode(code);
+    const found = await this.store(() => this.options.codes.byCode(code));
     if (!found || !found.enabled) throw new AffiliateError('NotFound', 'Affiliate code not found');
     return {
       code: found.code,
@@ -88,6 +89,16 @@ export class AffiliateService {
     const stats = await this.firstAnswer((s) => s.traderStats(lower(address)));
     if (!stats) throw new AffiliateError('NotFound', 'Trader stats not found: the wallet is not bound to a code');
     return stats;
+  }
+
+  /** the code store's transient failures (an unreachable CMS) become Unavailable (502) */
+  private async store<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof ProviderError) throw new AffiliateError('Unavailable', `the affiliate code store is unavailable (${err.message}); try again`, { cause: err });
+      throw err;
+    }
   }
 
   private async firstAnswer<T>(ask: (source: AffiliateStatsSource) => Promise<T | null>): Promise<T | null> {
