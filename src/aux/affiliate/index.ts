@@ -11,7 +11,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
-import type { AffiliateConfig, Config } from '../../config/config.js';
+import type { Config } from '../../config/config.js';
 import type { DB } from '../../db/schema.js';
 import type { ChainNetwork } from '../../chain/network.js';
 import type { UsdPriceService } from '../market/prices/usd-price-service.js';
@@ -19,7 +19,10 @@ import { AffiliateService } from './affiliate-service.js';
 import { AffiliateSync, type AffiliateSyncChain } from './affiliate-sync.js';
 import { DatabaseCodeStore } from './code-store.js';
 import { ComputedAffiliateStats } from './computed-stats.js';
-import type { AffiliateCodeStore, AffiliateStatsSource, AffiliateTerms } from './ports.js';
+import type { AffiliateCodeStore, AffiliateStatsSource } from './ports.js';
+import { termsFromConfig } from './terms.js';
+
+export { termsFromConfig } from './terms.js';
 import { RegistrationSignature } from './registration-signature.js';
 
 export { registerAffiliateRoutes } from './routes.js';
@@ -46,18 +49,6 @@ export interface AffiliateProgram {
   sync: AffiliateSync;
   codes: DatabaseCodeStore;
   stats: ComputedAffiliateStats;
-}
-
-export function termsFromConfig(c: AffiliateConfig): AffiliateTerms {
-  return {
-    rewardAmount: c.rewardAmount,
-    triggerVolume: c.triggerVolume,
-    timeCapDays: c.timeCapDays,
-    volumeCap: c.volumeCap,
-    revenueSplitAffiliatePct: c.splitAffiliatePct,
-    revenueSplitTraderPct: c.splitTraderPct,
-    revenueSplitDaoPct: c.splitDaoPct,
-  };
 }
 
 /** USD value of `atoms` of a token: executed amount × USD per whole token (null: no price or not an ERC-20). */
