@@ -2,8 +2,9 @@
 // offline, and writes compact artifacts (contractName, abi, bytecode, deployedBytecode) to
 // src/chain/devnet/artifacts/<Contract>.json. The artifacts are committed, so `npm start` never compiles.
 //
-// Usage: node --import tsx scripts/compile-contracts.ts [--check]
+// Usage: node --import tsx scripts/compile-contracts.ts [--check] [--source <dir> --out <dir>]
 //   --check  compile and compare with the committed artifacts; exit 1 if they differ (for CI).
+//   --source/--out  another set of contracts, e.g. the tests' own (test/fixtures/contracts → test/fixtures/artifacts).
 import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -25,8 +26,12 @@ interface Solc {
 const EVM_VERSION = 'paris'; // no PUSH0: runs on any hardfork anvil offers
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const sourceDir = join(root, 'src/chain/devnet/contracts');
-const artifactDir = join(root, 'src/chain/devnet/artifacts');
+const argument = (name: string): string | null => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? null : (process.argv[i + 1] ?? null);
+};
+const sourceDir = resolve(root, argument('--source') ?? 'src/chain/devnet/contracts');
+const artifactDir = resolve(root, argument('--out') ?? 'src/chain/devnet/artifacts');
 
 function main(): void {
   const check = process.argv.includes('--check');

@@ -22,6 +22,7 @@ import { buildMarketServices, registerMarketRoutes, type MarketChainContext } fr
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
 import { buildNotifications, registerNotificationRoutes } from './aux/notifications/index.js';
+import { startAffiliateProgram } from './aux/affiliate/start.js';
 
 export interface App {
   server: HttpServer;
@@ -183,6 +184,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     registerNotificationRoutes(server, notifications.routes);
     const dispatching = notifications.dispatcher.run(abort.signal);
     closers.push(() => dispatching);
+    // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
+    closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
 
     const loops = startBackgroundLoops({
       networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,

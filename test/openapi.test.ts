@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
+import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
 
@@ -106,6 +107,18 @@ describe('OpenAPI document', () => {
     await checked_call('GET', '/31337/yield/pools-average-apr');
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
-    assert.ok(checked >= 36);
+    // affiliate program (issue 10)
+    const affiliateSignature = await trader.signTypedData(affiliateTypedData('CoW Swap Affiliate', trader.address, 'OPENAPI'));
+    await checked_call('POST', `/affiliate/${trader.address}`, { walletAddress: trader.address, code: 'openapi', signedMessage: affiliateSignature });
+    await checked_call('POST', `/affiliate/${trader.address}`, { walletAddress: trader.address, code: 'openapi', signedMessage: affiliateSignature });
+    await checked_call('POST', `/affiliate/${trader.address}`, { walletAddress: trader.address, code: 'other', signedMessage: '0x1234' });
+    await checked_call('POST', `/affiliate/${usdc}`, { walletAddress: usdc, code: 'NEW-CODE', signedMessage: '0x1234' });
+    await checked_call('GET', `/affiliate/${trader.address}`);
+    await checked_call('GET', `/affiliate/${usdc}`);
+    await checked_call('GET', `/affiliate/affiliate-stats/${trader.address}`);
+    await checked_call('GET', `/affiliate/trader-stats/${trader.address}`);
+    await checked_call('GET', '/ref-codes/openapi');
+    await checked_call('GET', '/ref-codes/x');
+    assert.ok(checked >= 46);
   });
 });

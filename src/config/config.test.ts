@@ -79,6 +79,36 @@ describe('configuration', () => {
     assert.equal(c.bannedAddresses.size, 2);
   });
 
+  // ---- affiliate program (issue 10) ----
+  it('has affiliate defaults whose splits sum to 100, and reads every AFFILIATE_* variable', () => {
+    const d = loadConfig({}).affiliate;
+    assert.equal(d.splitAffiliatePct + d.splitTraderPct + d.splitDaoPct, 100);
+    assert.equal(d.domainName, 'CoW Swap Affiliate');
+    assert.equal(d.analyticsAffiliateStatsQueryId, null);
+    const c = loadConfig({
+      AFFILIATE_REWARD_AMOUNT: '10', AFFILIATE_TRIGGER_VOLUME: '1000', AFFILIATE_TIME_CAP_DAYS: '30', AFFILIATE_VOLUME_CAP: '5000',
+      AFFILIATE_REVENUE_SPLIT_AFFILIATE_PCT: '40', AFFILIATE_REVENUE_SPLIT_TRADER_PCT: '35', AFFILIATE_REVENUE_SPLIT_DAO_PCT: '25',
+      AFFILIATE_DOMAIN_NAME: 'Batchbook Affiliate', ANALYTICS_AFFILIATE_STATS_QUERY_ID: '7', ANALYTICS_TRADER_STATS_QUERY_ID: '8',
+    }).affiliate;
+    assert.deepEqual(c, {
+      rewardAmount: 10, triggerVolume: 1000, timeCapDays: 30, volumeCap: 5000, splitAffiliatePct: 40, splitTraderPct: 35, splitDaoPct: 25,
+      domainName: 'Batchbook Affiliate', analyticsAffiliateStatsQueryId: 7, analyticsTraderStatsQueryId: 8,
+    });
+  });
+
+  for (const [env, expected] of [
+    [{ AFFILIATE_REVENUE_SPLIT_DAO_PCT: '10' }, /^AFFILIATE_REVENUE_SPLIT_\{AFFILIATE,TRADER,DAO\}_PCT: expected three percentages summing to 100, got '50 \+ 50 \+ 10 = 110'$/],
+    [{ AFFILIATE_REVENUE_SPLIT_TRADER_PCT: '101' }, /^AFFILIATE_REVENUE_SPLIT_TRADER_PCT: expected a number from 0 to 100/],
+    [{ AFFILIATE_TRIGGER_VOLUME: '0' }, /^AFFILIATE_TRIGGER_VOLUME: expected a number/],
+    [{ AFFILIATE_TIME_CAP_DAYS: '1.5' }, /^AFFILIATE_TIME_CAP_DAYS: expected an integer/],
+    [{ AFFILIATE_REWARD_AMOUNT: '-1' }, /^AFFILIATE_REWARD_AMOUNT: expected a number/],
+    [{ AFFILIATE_VOLUME_CAP: 'lots' }, /^AFFILIATE_VOLUME_CAP: expected a number/],
+    [{ ANALYTICS_TRADER_STATS_QUERY_ID: 'x' }, /^ANALYTICS_TRADER_STATS_QUERY_ID: expected an integer/],
+  ] as const) {
+    it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
+      assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && expected.test(err.message) && !err.message.includes('\n'));
+    });
+  }
   it('notifications: defaults, durations, and one-line errors', () => {
     const d = loadConfig({}).notifications;
     assert.deepEqual(d, { confirmations: null, priceImprovementBps: 1, maxAgeMs: 86_400_000, backoffBaseMs: 1000, backoffCapMs: 60_000, leaseMs: 30_000, pollIntervalMs: 1000, concurrency: 8 });

@@ -70,7 +70,30 @@ export interface Config {
   };
   notifyChannels: NotifyChannelsConfig;
   notifications: NotificationsConfig;
+  /** affiliate program (issue 10): reward terms copied onto each code at registration, signing domain, analytics */
+  affiliate: AffiliateConfig;
 }
+
+export interface AffiliateConfig {
+  /** USD per trigger reached, split between affiliate, trader and DAO */
+  rewardAmount: number;
+  /** USD of eligible volume per reward */
+  triggerVolume: number;
+  /** days after a trader's first trade during which their volume counts */
+  timeCapDays: number;
+  /** USD of volume per trader that counts at most */
+  volumeCap: number;
+  /** percentages; they sum to 100 */
+  splitAffiliatePct: number;
+  splitTraderPct: number;
+  splitDaoPct: number;
+  /** EIP-712 domain name of registrations (version "1", no chainId, no verifyingContract) */
+  domainName: string;
+  /** optional external statistics (with ANALYTICS_API_KEY): saved analytics queries taking an `address` parameter */
+  analyticsAffiliateStatsQueryId: number | null;
+  analyticsTraderStatsQueryId: number | null;
+}
+
 
 /** Notifications (issue 11): producer and delivery outbox. Channel settings live in their own block. */
 export interface NotificationsConfig {
@@ -250,6 +273,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       concurrency: int(env, 'NOTIFY_CONCURRENCY', 8, 1, 256),
     },
     notifyChannels: notifyChannels(env),
+    affiliate: affiliateConfig(env),
   };
 }
 
@@ -315,6 +339,33 @@ function notifyChannels(env: Env): NotifyChannelsConfig {
     vapid: { publicKey, privateKey, subject },
     smtp: { url: secretUrl(env, 'SMTP_URL', ['smtp', 'smtps']), from },
     amqpQueue: queue,
+  };
+}
+
+
+// ---- affiliate program (issue 10) ----
+function affiliateConfig(env: Env): AffiliateConfig {
+  const splits = {
+    splitAffiliatePct: num(env, 'AFFILIATE_REVENUE_SPLIT_AFFILIATE_PCT', 50, 0, 100),
+    splitTraderPct: num(env, 'AFFILIATE_REVENUE_SPLIT_TRADER_PCT', 50, 0, 100),
+    splitDaoPct: num(env, 'AFFILIATE_REVENUE_SPLIT_DAO_PCT', 0, 0, 100),
+  };
+  const sum = splits.splitAffiliatePct + splits.splitTraderPct + splits.splitDaoPct;
+  if (Math.abs(sum - 100) > 1e-9) {
+    throw new ConfigError('AFFILIATE_REVENUE_SPLIT_{AFFILIATE,TRADER,DAO}_PCT', 'three percentages summing to 100', `${splits.splitAffiliatePct} + ${splits.splitTraderPct} + ${splits.splitDaoPct} = ${sum}`);
+  }
+  const domainName = str(env, 'AFFILIATE_DOMAIN_NAME') ?? 'CoW Swap Affiliate';
+  if (domainName.length > 100) throw new ConfigError('AFFILIATE_DOMAIN_NAME', 'at most 100 characters', domainName);
+  const queryId = (name: string) => (str(env, name) === null ? null : int(env, name, 0, 1, Number.MAX_SAFE_INTEGER));
+  return {
+    rewardAmount: num(env, 'AFFILIATE_REWARD_AMOUNT', 20, 0, 1e12),
+    triggerVolume: num(env, 'AFFILIATE_TRIGGER_VOLUME', 250_000, 0.000001, 1e15),
+    timeCapDays: int(env, 'AFFILIATE_TIME_CAP_DAYS', 90, 1, 36_500),
+    volumeCap: num(env, 'AFFILIATE_VOLUME_CAP', 2_500_000, 0.000001, 1e15),
+    ...splits,
+    domainName,
+    analyticsAffiliateStatsQueryId: queryId('ANALYTICS_AFFILIATE_STATS_QUERY_ID'),
+    analyticsTraderStatsQueryId: queryId('ANALYTICS_TRADER_STATS_QUERY_ID'),
   };
 }
 

@@ -7,6 +7,7 @@ import { statements as orderbook } from './migrations/001_orderbook.js';
 import { statements as indexer } from './migrations/002_indexer.js';
 import { statements as auction } from './migrations/003_auction.js';
 import { statements as simulation } from './migrations/004_simulation.js';
+import { statements as affiliate } from './migrations/005_affiliate.js';
 import { statements as notifications } from './migrations/007_notifications.js';
 
 function fromStatements(list: string[]): Migration {
@@ -24,6 +25,7 @@ export function allMigrations(): Record<string, Migration> {
     '002_indexer': fromStatements(indexer),
     '003_auction': fromStatements(auction),
     '004_simulation': fromStatements(simulation),
+    '005_affiliate': fromStatements(affiliate),
     '007_notifications': fromStatements(notifications),
   };
 }
@@ -36,7 +38,7 @@ class InCodeProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration> = allMigrations()): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new InCodeProvider(migrations) });
+  const migrator = new Migrator({ db, provider: new InCodeProvider(migrations), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

@@ -154,6 +154,11 @@ export interface DB {
   indexer_sources: IndexerSourcesTable;
   proposed_trade_executions: ProposedTradeExecutionsTable;
   simulations: SimulationsTable;
+  affiliate_codes: AffiliateCodesTable;
+  affiliate_bindings: AffiliateBindingsTable;
+  affiliate_trade_volumes: AffiliateTradeVolumesTable;
+  affiliate_payouts: AffiliatePayoutsTable;
+  affiliate_progress: AffiliateProgressTable;
   // 007_notifications
   notifications: NotificationsTable;
   notification_subscriptions: NotificationSubscriptionsTable;
@@ -251,5 +256,35 @@ export interface NotificationCheckpointsTable {
   block_timestamp: number;
   order_event_id: ColumnType<number, number | undefined, number>;
   cancellations_since: ColumnType<Date, Date | string, Date | string>;
+}
+// 005_affiliate
+export interface AffiliateCodesTable {
+  code: string;
+  wallet: Bytes;
+  signed_message: Bytes;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  reward_amount: number;
+  trigger_volume: number;
+  time_cap_days: number;
+  volume_cap: number;
+  revenue_split_affiliate_pct: number;
+  revenue_split_trader_pct: number;
+  revenue_split_dao_pct: number;
+  created_at: CreatedAt;
+}
+export interface AffiliateBindingsTable { trader: Bytes; code: string; chain_id: number; order_uid: Bytes; linked_since: ColumnType<Date, Date | string, Date | string> }
+export interface AffiliateTradeVolumesTable extends LogKey {
+  trader: Bytes;
+  block_timestamp: BlockTimestamp;
+  order_created_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  usd_volume: number;
+  priced: boolean;
+}
+export interface AffiliatePayoutsTable { id: Generated<number>; address: Bytes; role: 'affiliate' | 'trader'; usd: number; note: string | null; created_at: CreatedAt }
+export interface AffiliateProgressTable {
+  name: string;
+  position: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  block_number: number | null;
+  block_timestamp: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   updated_at: CreatedAt;
 }

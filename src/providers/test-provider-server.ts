@@ -30,12 +30,17 @@ export interface ProviderServer {
   /** requests whose path starts with the prefix */
   count(pathPrefix?: string): number;
   setHandler(handler: ProviderHandler): void;
+  /** errors thrown by the handler (e.g. a failed assertion about the request); each also answered 500 */
+  failures: unknown[];
+  /** throws the first handler error, so an assertion failing inside the server fails the test */
+  assertNoFailures(): void;
   close(): Promise<void>;
 }
 
 export async function startProviderServer(handler: ProviderHandler): Promise<ProviderServer> {
   let current = handler;
   const requests: RecordedRequest[] = [];
+  const failures: unknown[] = [];
   const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -48,6 +53,7 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
       try {
         reply = await current(recorded);
       } catch (err) {
+        failures.push(err);
         reply = { status: 500, body: { error: String(err) } };
       }
       if (reply === 'hang') {
@@ -67,6 +73,10 @@ export async function startProviderServer(handler: ProviderHandler): Promise<Pro
     count: (prefix = '') => requests.filter((r) => r.path.startsWith(prefix)).length,
     setHandler(next) {
       current = next;
+    },
+    failures,
+    assertNoFailures() {
+      if (failures.length > 0) throw failures[0];
     },
     async close() {
       for (const res of hanging) res.destroy();

@@ -1,0 +1,113 @@
+/**
+ * Affiliate and trader statistics computed from our own data (no external analytics): bindings, each trade's
+ * USD volume fixed at trade time (`affiliate_trade_volumes`), and recorded payouts. One SQL statement per
+ * question aggregates the trades per trader (window of the time cap included); the reward arithmetic is
+ * `reward-math.ts`. "Now" for the time cap and the 30-day activity is the time of the newest indexed block
+ * included (`lastUpdatedAt`), so statistics follow chain time, also when a devnet's clock is moved.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Address } from 'viem';
+import { toBytes, toHex } from '../../db/codec.js';
+import type { DB } from '../../db/schema.js';
+import { codeFromRow } from './code-store.js';
+import type { AffiliateCode, AffiliateStats, AffiliateStatsSource, TraderStats } from './ports.js';
+import { affiliateTotals, traderRewards, usd, type TraderVolume } from './reward-math.js';
+
+interface VolumeRow {
+  trader: Uint8Array;
+  linked_since: Date | string;
+  first_at: Date | string | null;
+  last_at: Date | string | null;
+  total: number | string | null;
+  window_volume: number | string | null;
+}
+
+const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+
+function volumeOf(row: VolumeRow): TraderVolume {
+  return { firstTradeAt: date(row.first_at), lastTradeAt: date(row.last_at), windowVolume: Number(row.window_volume ?? 0), totalVolume: Number(row.total ?? 0) };
+}
+
+export class ComputedAffiliateStats implements AffiliateStatsSource {
+  readonly name = 'computed';
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** per bound trader (of a code, or one trader): volume since binding and inside the time-cap window */
+  private async volumes(filter: { code: string } | { trader: Address }, timeCapDays: number): Promise<VolumeRow[]> {
+    const where = 'code' in filter ? sql`b.code = ${filter.code}` : sql`b.trader = ${toBytes(filter.trader)}`;
+    const result = await sql<VolumeRow>`
+      with t as (
+        select b.trader, b.linked_since, v.block_timestamp, v.usd_volume,
+               min(v.block_timestamp) over (partition by b.trader) as first_at
+        from affiliate_bindings b
+        left join affiliate_trade_volumes v
+          on v.trader = b.trader and coalesce(v.order_created_at, v.block_timestamp) >= b.linked_since
+        where ${where})
+      select trader, linked_since, first_at, max(block_timestamp) as last_at, sum(usd_volume) as total,
+             sum(usd_volume) filter (where block_timestamp < first_at + make_interval(days => ${timeCapDays}::int)) as window_volume
+      from t group by trader, linked_since, first_at`.execute(this.db);
+    return result.rows;
+  }
+
+  private async paidOut(address: Address, role: 'affiliate' | 'trader'): Promise<number> {
+    const r = await this.db.selectFrom('affiliate_payouts').select((eb) => eb.fn.sum<number | string | null>('usd').as('paid')).where('address', '=', toBytes(address)).where('role', '=', role).executeTakeFirst();
+    return usd(Number(r?.paid ?? 0));
+  }
+
+  /** time of the newest indexed block whose trades are all valued (null before the first pass) */
+  async lastUpdatedAt(): Promise<Date | null> {
+    const r = await this.db.selectFrom('affiliate_progress').select((eb) => eb.fn.max('block_timestamp').as('at')).where('name', 'like', 'chain:%').executeTakeFirst();
+    return r?.at ? new Date(r.at as Date | string) : null;
+  }
+
+  async affiliateStats(wallet: Address): Promise<AffiliateStats | null> {
+    const row = await this.db.selectFrom('affiliate_codes').selectAll().where('wallet', '=', toBytes(wallet)).executeTakeFirst();
+    if (!row) return null;
+    const code = codeFromRow(row);
+    const [rows, paid, updated] = await Promise.all([this.volumes({ code: code.code }, code.timeCapDays), this.paidOut(code.walletAddress, 'affiliate'), this.lastUpdatedAt()]);
+    const now = updated ?? new Date();
+    const totals = affiliateTotals(code, rows.map(volumeOf), now);
+    return {
+      affiliate_address: code.walletAddress,
+      referrer_code: code.code,
+      total_volume: totals.totalVolume,
+      trigger_volume: code.triggerVolume,
+      total_earned: totals.totalEarned,
+      paid_out: paid,
+      next_payout: usd(Math.max(0, totals.totalEarned - paid)),
+      left_to_next_reward: totals.leftToNextReward,
+      active_traders: totals.activeTraders,
+      total_traders: totals.totalTraders,
+      lastUpdatedAt: now.toISOString(),
+    };
+  }
+
+  async traderStats(trader: Address): Promise<TraderStats | null> {
+    const binding = await this.db
+      .selectFrom('affiliate_bindings as b')
+      .innerJoin('affiliate_codes as c', 'c.code', 'b.code')
+      .selectAll('c')
+      .select(['b.linked_since', 'b.trader'])
+      .where('b.trader', '=', toBytes(trader))
+      .executeTakeFirst();
+    if (!binding) return null;
+    const code: AffiliateCode = codeFromRow(binding);
+    const [rows, paid, updated] = await Promise.all([this.volumes({ trader }, code.timeCapDays), this.paidOut(trader, 'trader'), this.lastUpdatedAt()]);
+    const now = updated ?? new Date();
+    const volume = rows[0] ? volumeOf(rows[0]) : { firstTradeAt: null, lastTradeAt: null, windowVolume: 0, totalVolume: 0 };
+    const r = traderRewards(code, volume, now);
+    return {
+      trader_address: toHex(binding.trader),
+      bound_referrer_code: code.code,
+      linked_since: new Date(binding.linked_since).toISOString(),
+      rewards_end: r.rewardsEnd?.toISOString() ?? null,
+      eligible_volume: r.eligibleVolume,
+      left_to_next_rewards: r.leftToNextReward,
+      trigger_volume: code.triggerVolume,
+      total_earned: r.traderEarned,
+      paid_out: paid,
+      next_payout: usd(Math.max(0, r.traderEarned - paid)),
+      lastUpdatedAt: now.toISOString(),
+    };
+  }
+}
