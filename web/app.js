@@ -81,16 +81,16 @@ function AuctionCard({ overview, tokens }) {
       ? html`<div class="big">#<span data-testid="auction-id">${auction.id}</span></div>
           <p>block ${auction.block} · <strong>${auction.orderCount}</strong> orders</p>
           ${auction.orders.length > 0 && html`<p>${auction.orders.map((uid) => html`<${OrderLink} uid=${uid} /> `)}</p>`}
-          <table><tr><th>token</th><th class="num">native price (wei per atom × 1e18)</th></tr>
+          ${Object.keys(auction.prices).length > 0 && html`<table><tr><th>token</th><th class="num">native price (wei per atom × 1e18)</th></tr>
             ${Object.entries(auction.prices).map(([token, price]) => html`<tr><td>${tokenLabel(tokens, token)}</td><td class="num mono">${price}</td></tr>`)}
-          </table>`
+          </table>`}`
       : html`<p class="muted">No auction yet: the first is built at the next block.</p>`}
   </${Card}>`;
 }
 
 function Competitions({ network, tick }) {
   const { data, error } = useJson(`/dashboard/api/${network.name}/competitions?limit=10`, tick);
-  return html`<${Card} title="Recent auctions" note="solver competition" testid="competitions">
+  return html`<${Card} title="Recent auctions" note="solver competition" cls="wide" testid="competitions">
     <${Failure} error=${error} />
     ${data && data.length === 0 && html`<p class="muted">No auction has received a solution yet.</p>`}
     ${data && data.length > 0 && html`<table>
@@ -121,7 +121,7 @@ function OrdersTable({ orders, tokens }) {
 
 function LatestOrders({ network, tick, tokens }) {
   const { data, error } = useJson(`/dashboard/api/${network.name}/orders?limit=15`, tick);
-  return html`<${Card} title="Latest orders" testid="orders"><${Failure} error=${error} /><${OrdersTable} orders=${data} tokens=${tokens} /></${Card}>`;
+  return html`<${Card} title="Latest orders" cls="wide" testid="orders"><${Failure} error=${error} /><${OrdersTable} orders=${data} tokens=${tokens} /></${Card}>`;
 }
 
 function TradesTable({ trades, tokens }) {
@@ -141,7 +141,7 @@ function TradesTable({ trades, tokens }) {
 
 function LatestTrades({ network, tick, tokens }) {
   const { data, error } = useJson(`/dashboard/api/${network.name}/trades?limit=15`, tick);
-  return html`<${Card} title="Latest trades" note="executed amounts and surplus over the limit price" testid="trades"><${Failure} error=${error} /><${TradesTable} trades=${data} tokens=${tokens} /></${Card}>`;
+  return html`<${Card} title="Latest trades" note="executed amounts and surplus over the limit price" cls="wide" testid="trades"><${Failure} error=${error} /><${TradesTable} trades=${data} tokens=${tokens} /></${Card}>`;
 }
 
 /** Trade a CoW: two demo traders place opposite orders; follows them until both are fulfilled. */
@@ -202,10 +202,10 @@ function ExchangeView({ network, devnet, overview, tokens }) {
   return html`<div class="grid">
     ${devnet && html`<${CowPanel} network=${network} tick=${tick} tokens=${tokens} />`}
     <${AuctionCard} overview=${overview} tokens=${tokens} />
+    ${devnet && html`<${DevnetFacts} devnet=${devnet} />`}
     <${Competitions} network=${network} tick=${tick} />
     <${LatestOrders} network=${network} tick=${tick} tokens=${tokens} />
     <${LatestTrades} network=${network} tick=${tick} tokens=${tokens} />
-    ${devnet && html`<${DevnetFacts} devnet=${devnet} />`}
   </div>`;
 }
 
@@ -219,20 +219,26 @@ function loadUplot() {
   return uplotLoading;
 }
 
-function PriceChart({ network, pool, tokens }) {
+/** The pool's pair as base/quote with the pricier token as base (WETH in USDC rather than USDC in WETH). */
+function orientPair(pool, marketTokens) {
+  const price = (t) => marketTokens.find((m) => m.address === t)?.usdPrice ?? 0;
+  return price(pool.token0) >= price(pool.token1) ? { base: pool.token0, quote: pool.token1 } : { base: pool.token1, quote: pool.token0 };
+}
+
+function PriceChart({ network, pair, tokens }) {
   const box = useRef(null);
-  const url = pool.token0 && pool.token1 ? `/dashboard/api/${network.name}/markets/${pool.token0}-${pool.token1}/history` : null;
-  const { data } = useJson(url, pool.address);
+  const url = pair.base && pair.quote ? `/dashboard/api/${network.name}/markets/${pair.base}-${pair.quote}/history` : null;
+  const { data } = useJson(url, url);
   useEffect(() => {
     if (!data || data.points.length < 2 || !box.current) return undefined;
     let chart = null;
     loadUplot().then((uPlot) => {
       const series = [data.points.map((p) => p.t / 1000), data.points.map((p) => p.price)];
-      chart = new uPlot({ width: box.current.clientWidth || 400, height: 160, legend: { show: false }, series: [{}, { stroke: '#1d5fa8', width: 1.5 }], axes: [{}, { size: 70 }] }, series, box.current);
+      chart = new uPlot({ width: box.current.clientWidth || 400, height: 160, legend: { show: false }, series: [{}, { stroke: '#1d5fa8', width: 1.5, points: { show: false } }], axes: [{}, { size: 70 }] }, series, box.current);
     });
     return () => chart?.destroy();
   }, [data]);
-  const label = `${tokenLabel(tokens, pool.token0)} in ${tokenLabel(tokens, pool.token1)}`;
+  const label = `${tokenLabel(tokens, pair.base)} in ${tokenLabel(tokens, pair.quote)}`;
   return html`<div><strong>${label}</strong> <span class="muted">24 h</span>
     ${data && data.points.length < 2 ? html`<p class="muted">No indexed history for this pair yet.</p>` : html`<div class="chart" ref=${box}></div>`}</div>`;
 }
@@ -242,16 +248,16 @@ function MarketView({ network, tokens }) {
   return html`<div class="grid">
     <${Card} title="USD prices" testid="usd-prices"><${Failure} error=${error} />
       ${data && html`<table><tr><th>token</th><th class="num">USD</th><th>address</th></tr>
-        ${data.tokens.map((t) => html`<tr><td>${t.symbol}</td><td class="num">${usd(t.usdPrice)}</td><td class="mono">${t.address}</td></tr>`)}</table>`}
+        ${data.tokens.map((t) => html`<tr><td>${t.symbol}</td><td class="num">${usd(t.usdPrice)}</td><td><${Address} value=${t.address} /></td></tr>`)}</table>`}
     </${Card}>
-    <${Card} title="Pools" note="TVL, 24 h volume, APR, recommended slippage" testid="pools">
+    <${Card} title="Pools" note="TVL, 24 h volume, APR, recommended slippage" cls="wide2" testid="pools">
       ${data && html`<table><tr><th>pool</th><th>pair</th><th class="num">TVL</th><th class="num">volume 24 h</th><th class="num">APR</th><th class="num">slippage</th></tr>
         ${data.pools.map((p) => html`<tr><td class="mono" title=${p.address}>${shortHex(p.address)}</td><td>${tokenLabel(tokens, p.token0)}/${tokenLabel(tokens, p.token1)}</td>
           <td class="num">${usd(p.tvl)}</td><td class="num">${usd(p.volume)}</td><td class="num">${p.apr == null ? '—' : `${p.apr.toFixed(2)} %`}</td>
           <td class="num">${p.slippageBps == null ? '—' : `${(p.slippageBps / 100).toFixed(2)} %`}</td></tr>`)}</table>`}
     </${Card}>
-    <${Card} title="Price history" note="from the indexed pool history">
-      ${data && data.pools.map((p) => html`<${PriceChart} key=${p.address} network=${network} pool=${p} tokens=${tokens} />`)}
+    <${Card} title="Price history" note="24 h, from the indexed pool history" cls="wide" testid="charts">
+      <div class="charts">${data && data.pools.map((p) => html`<${PriceChart} key=${p.address} network=${network} pair=${orientPair(p, data.tokens)} tokens=${tokens} />`)}</div>
     </${Card}>
   </div>`;
 }
