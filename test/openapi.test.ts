@@ -106,6 +106,14 @@ describe('OpenAPI document', () => {
     await checked_call('GET', '/31337/yield/pools-average-apr');
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
+    // the dashboard's reads and Trade a CoW (issue 13)
+    for (const path of [
+      '/dashboard/api/networks', '/dashboard/api/devnet/overview', '/dashboard/api/nowhere/overview', '/dashboard/api/devnet/competitions?limit=5',
+      '/dashboard/api/devnet/orders', '/dashboard/api/devnet/orders?limit=0', '/dashboard/api/devnet/trades', `/dashboard/api/devnet/orders/${uid}/lifecycle`,
+      `/dashboard/api/devnet/orders/0x${'00'.repeat(56)}/lifecycle`, '/dashboard/api/devnet/market', `/dashboard/api/devnet/markets/${weth}-${usdc}/history`,
+      `/dashboard/api/devnet/markets/${weth}-${weth}/history`, `/dashboard/api/devnet/accounts/${trader.address}/notifications`,
+    ]) await checked_call('GET', path);
+    await checked_call('POST', '/dashboard/api/devnet/trade-a-cow');
     assert.ok(checked >= 36);
   });
 });
