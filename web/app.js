@@ -133,7 +133,7 @@ function TradesTable({ trades, tokens }) {
       <td>${t.blockNumber}</td><td><${OrderLink} uid=${t.orderUid} /></td><td><${Address} value=${t.owner} /></td>
       <td class="num"><${Amount} tokens=${tokens} token=${t.sellToken} atoms=${t.sellAmount} /></td>
       <td class="num"><${Amount} tokens=${tokens} token=${t.buyToken} atoms=${t.buyAmount} /></td>
-      <td class="num">${t.surplus === undefined ? '' : html`<${Amount} tokens=${tokens} token=${t.surplusToken} atoms=${t.surplus} />`}</td>
+      <td class="num">${t.surplus === undefined ? '—' : html`<${Amount} tokens=${tokens} token=${t.surplusToken} atoms=${t.surplus} />`}</td>
       <td class="mono" title=${t.txHash}>${shortHex(t.txHash ?? '', 8)}</td>
     </tr>`)}
   </table>`;
@@ -161,8 +161,9 @@ function CowPanel({ network, tick, tokens }) {
     }
     setBusy(false);
   };
+  const settled = progress?.length === 2 && progress.every((p) => p.order.status === 'fulfilled' && p.lifecycle.competition?.winner);
   useEffect(() => {
-    if (!placed) return;
+    if (!placed || settled) return undefined;
     let live = true;
     Promise.all(
       placed.map(async (o) => {
@@ -202,10 +203,10 @@ function ExchangeView({ network, devnet, overview, tokens }) {
   return html`<div class="grid">
     ${devnet && html`<${CowPanel} network=${network} tick=${tick} tokens=${tokens} />`}
     <${AuctionCard} overview=${overview} tokens=${tokens} />
-    ${devnet && html`<${DevnetFacts} devnet=${devnet} />`}
     <${Competitions} network=${network} tick=${tick} />
     <${LatestOrders} network=${network} tick=${tick} tokens=${tokens} />
     <${LatestTrades} network=${network} tick=${tick} tokens=${tokens} />
+    ${devnet && html`<${DevnetFacts} devnet=${devnet} />`}
   </div>`;
 }
 
