@@ -101,6 +101,15 @@ describe('the dashboard in Chromium', { skip }, () => {
     const competition = await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/by_tx_hash/${tx}`);
     const winner = competition.body.solutions.find((s: { isWinner: boolean }) => s.isWinner).solver;
     assert.equal(await text('cow-solver'), winner);
+    // each trade's surplus over its limit price (sell orders: in the buy token)
+    const latest = (await call(app.baseUrl, 'GET', '/dashboard/api/devnet/trades?limit=2')).body as Array<{ orderUid: string; buyAmount: string; sellAmount: string; surplus: string; surplusToken: string; buyToken: string }>;
+    assert.equal(latest.length, 2);
+    for (const t of latest) {
+      const order = (await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${t.orderUid}`)).body;
+      const expected = BigInt(t.buyAmount) - (BigInt(t.sellAmount) * BigInt(order.buyAmount)) / BigInt(order.sellAmount);
+      assert.ok(expected > 0n, 'the CoW beats both limit prices');
+      assert.deepEqual([t.surplus, t.surplusToken], [expected.toString(), t.buyToken]);
+    }
     await shoot('exchange');
   });
 

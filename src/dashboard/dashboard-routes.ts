@@ -110,6 +110,14 @@ export function registerDashboardRoutes(server: HttpServer, ctx: DashboardRoutes
     async (req, reply) => sendJson(reply, 200, await networkOf(req.params.network).reads.competitions(req.query.limit ?? 20)),
   );
 
+  registerOrderReads(server, networkOf);
+  registerMarketReads(server, networkOf);
+  registerAccountAndDemo(server, networkOf);
+}
+
+function registerOrderReads(server: HttpServer, networkOf: (raw: string) => DashboardNetwork): void {
+  const tags = ['dashboard'];
+  const config = { api: 'aux' as const };
   server.get(
     '/dashboard/api/:network/orders',
     { schema: { tags, summary: 'The latest orders of every account (order records), newest first', params: NetworkParam, querystring: Limit, response: { 200: Type.Array(AnyRecord), 400: Message, 404: Message } }, config },
@@ -138,8 +146,6 @@ export function registerDashboardRoutes(server: HttpServer, ctx: DashboardRoutes
       return sendJson(reply, 200, found);
     },
   );
-  registerMarketReads(server, networkOf);
-  registerAccountAndDemo(server, networkOf);
 }
 
 function registerMarketReads(server: HttpServer, networkOf: (raw: string) => DashboardNetwork): void {
