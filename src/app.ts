@@ -23,6 +23,7 @@ import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
 import { buildNotifications, registerNotificationRoutes } from './aux/notifications/index.js';
 import { startAffiliateProgram } from './aux/affiliate/start.js';
+import { registerDashboard } from './dashboard/index.js';
 
 export interface App {
   server: HttpServer;
@@ -148,6 +149,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       });
     }
     registerMarketRoutes(server, { chains: marketChains });
+
+    // the live dashboard at / (issue 13)
+    registerDashboard(server, { networks, defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
 
     // balances: REST and the per-block SSE stream, shared across replicas through Redis when configured
     const shared = await openSharedBackend({ redisUrl: config.redisUrl, namespace: config.redisKeyPrefix, logger });

@@ -103,6 +103,12 @@ export class CompetitionStore {
     return row ? this.withTransactions(row) : null;
   }
 
+  /** The most recent competitions, newest first (the dashboard's recent auctions). */
+  async recent(limit: number): Promise<StoredCompetition[]> {
+    const rows = await this.db.selectFrom('solver_competitions').selectAll().where('chain_id', '=', this.chainId).orderBy('auction_id', 'desc').limit(limit).execute();
+    return Promise.all(rows.map((row) => this.withTransactions(row)));
+  }
+
   async byTxHash(txHash: Hex): Promise<StoredCompetition | null> {
     const hit = await this.db
       .selectFrom('competition_settlements')

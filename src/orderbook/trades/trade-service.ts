@@ -89,15 +89,8 @@ export class TradeService {
       const oBuy = fromNumeric(r.o_buy);
       const sold = fromNumeric(r.sold);
       const bought = fromNumeric(r.bought);
-      let surplus: bigint;
-      let token: Address;
-      if (r.kind === 'sell') {
-        surplus = oSell === 0n ? 0n : bought - (sold * oBuy) / oSell;
-        token = toHex(r.buy_token) as Address;
-      } else {
-        surplus = oBuy === 0n ? 0n : (bought * oSell) / oBuy - sold;
-        token = toHex(r.sell_token) as Address;
-      }
+      const surplus = tradeSurplus({ kind: r.kind, limitSell: oSell, limitBuy: oBuy, sold, bought });
+      const token = toHex(r.kind === 'sell' ? r.buy_token : r.sell_token) as Address;
       if (surplus <= 0n) continue;
       const price = await priceOf(token);
       if (price === null) continue;
@@ -105,4 +98,16 @@ export class TradeService {
     }
     return total;
   }
+}
+
+/**
+ * Surplus of one trade against its order's limit price, in atoms of the surplus token: sell orders get it in the
+ * buy token (bought − limit buy for the amount sold), buy orders in the sell token (limit sell − sold). Negative
+ * or zero: none.
+ *
+ * @example tradeSurplus({ kind: 'sell', limitSell: 100n, limitBuy: 50n, sold: 100n, bought: 60n }) === 10n
+ */
+export function tradeSurplus(t: { kind: 'sell' | 'buy'; limitSell: bigint; limitBuy: bigint; sold: bigint; bought: bigint }): bigint {
+  if (t.kind === 'sell') return t.limitSell === 0n ? 0n : t.bought - (t.sold * t.limitBuy) / t.limitSell;
+  return t.limitBuy === 0n ? 0n : (t.bought * t.limitSell) / t.limitBuy - t.sold;
 }

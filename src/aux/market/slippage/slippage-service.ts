@@ -106,6 +106,30 @@ export class SlippageService {
     return (await this.details(baseToken, quoteToken, params)).slippageBps;
   }
 
+  /**
+   * The base/quote price (quote per whole base token) over the window, one point per sample: the series the
+   * recommendation is computed from. Null when there is no market data for the pair.
+   */
+  async priceHistory(baseToken: Address, quoteToken: Address): Promise<{ source: string; points: PricePoint[] } | null> {
+    const found = await this.pairSamples(this.resolve(baseToken), this.resolve(quoteToken));
+    return found ? { source: found.answer.source, points: found.volatility.ratios } : null;
+  }
+
+  /** The 24 h samples of base and quote and their ratio statistics (null: no market data for the pair). */
+  private async pairSamples(base: Address, quote: Address) {
+    if (base === quote) throw new MarketError('Invalid', 'quoteTokenAddress: must differ from baseTokenAddress (after mapping the native asset to its wrapped token)');
+    const toMs = this.now();
+    let answer;
+    try {
+      answer = await this.options.samples.lookupWithSource({ chainId: this.options.chainId, base, quote, fromMs: toMs - this.windowMs, toMs });
+    } catch (err) {
+      if (err instanceof SourcesUnavailableError) throw new MarketError('Unavailable', `market data for ${base}-${quote} is temporarily unavailable: ${err.message}`, { cause: err });
+      throw err;
+    }
+    const volatility = answer ? pairVolatility(answer.value) : null;
+    return answer && volatility ? { answer, volatility } : null;
+  }
+
   async details(baseToken: Address, quoteToken: Address, params: SlippageParams = {}): Promise<VolatilityDetails> {
     const { chainId } = this.options;
     const base = this.resolve(baseToken);
@@ -114,17 +138,9 @@ export class SlippageService {
     if (params.sellAmount !== undefined && params.sellAmount <= 0n) throw new MarketError('Invalid', 'sellAmount: must be greater than 0');
     if (params.buyAmount !== undefined && params.buyAmount <= 0n) throw new MarketError('Invalid', 'buyAmount: must be greater than 0');
 
-    const toMs = this.now();
-    const fromMs = toMs - this.windowMs;
-    let answer;
-    try {
-      answer = await this.options.samples.lookupWithSource({ chainId, base, quote, fromMs, toMs });
-    } catch (err) {
-      if (err instanceof SourcesUnavailableError) throw new MarketError('Unavailable', `market data for ${base}-${quote} is temporarily unavailable: ${err.message}`, { cause: err });
-      throw err;
-    }
-    const volatility = answer ? pairVolatility(answer.value) : null;
-    if (!answer || !volatility) throw new MarketError('NotFound', `no market data for ${base}-${quote} on chain ${chainId}`);
+    const found = await this.pairSamples(base, quote);
+    if (!found) throw new MarketError('NotFound', `no market data for ${base}-${quote} on chain ${chainId}`);
+    const { answer, volatility } = found;
     const samples = answer.value;
 
     // which amount applies, and its impact against current reserves
