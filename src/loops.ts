@@ -10,6 +10,8 @@ import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
 import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
+import type { Metrics } from './metrics/metrics.js';
+import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -23,6 +25,7 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  metrics?: Metrics;
 }
 
 export interface RunningLoops {
@@ -55,6 +58,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       logger: log,
     });
     indexers.set(network.name, indexer);
+    if (deps.metrics) recordIndexerLag({ indexer, reader: network.reader, chain: network.name, metrics: deps.metrics, signal: deps.signal });
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
@@ -70,6 +74,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           everyBlocks: deps.auctions.everyBlocks,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
+        if (auctionLoop && deps.metrics) recordAuctionCycles(auctionLoop, network.name, deps.metrics);
         try {
           await Promise.all([
             indexer.run(signal).catch((err) => {

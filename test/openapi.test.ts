@@ -68,6 +68,7 @@ describe('OpenAPI document', () => {
     const usdc = d.tokens[1]!.address as Hex;
     await checked_call('GET', '/healthz');
     await checked_call('GET', '/readyz');
+    await checked_call('GET', '/metrics');
     await checked_call('GET', '/devnet');
     await checked_call('PUT', '/devnet/api/v1/app_data', { fullAppData: '{"appCode":"openapi"}' });
     await checked_call('PUT', `/devnet/api/v1/app_data/0x${'00'.repeat(32)}`, { fullAppData: '{"x":1}' });
@@ -106,6 +107,6 @@ describe('OpenAPI document', () => {
     await checked_call('GET', '/31337/yield/pools-average-apr');
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
-    assert.ok(checked >= 36);
+    assert.ok(checked >= 37);
   });
 });
