@@ -1,10 +1,11 @@
 /**
- * CLI entry: `npm start`. Loads the configuration (env + optional .env), starts everything and prints where it
- * is; Ctrl-C / SIGTERM stop it cleanly: stop accepting, drain requests, stop loops and the devnet, close the DB.
+ * CLI entry: `npm start`. Loads the configuration (env + optional .env), starts everything and logs where it
+ * is (JSON lines, or readable lines on a terminal: log/process-logger.ts); Ctrl-C / SIGTERM stop it cleanly:
+ * stop accepting, drain requests, stop loops and the devnet, close the DB.
  */
-import { pino } from 'pino';
 import { ConfigError, loadConfig, readDotEnv } from './config/config.js';
 import { startApp } from './app.js';
+import { createProcessLogger } from './log/process-logger.js';
 
 async function main(): Promise<void> {
   let config;
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const logger = createProcessLogger(config.logLevel, process.stdout);
   const started = Date.now();
   logger.info(`batchbook starting (data dir ${config.dataDir})`);
 
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
     `  API docs:             ${app.urls.docs}`,
     `  health / readiness:   ${app.urls.health} , ${app.urls.ready}`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  for (const line of lines) logger.info(line);
 
   let stopping = false;
   const stop = async (signal: string) => {
