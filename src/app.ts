@@ -24,6 +24,7 @@ import { openSharedBackend } from './infra/shared-backend.js';
 import { buildNotifications, registerNotificationRoutes } from './aux/notifications/index.js';
 import { startAffiliateProgram } from './aux/affiliate/start.js';
 import { registerDashboard } from './dashboard/index.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
 
 export interface App {
   server: HttpServer;
@@ -38,6 +39,8 @@ export interface App {
   urls: { base: string; orderBook: Record<string, string>; docs: string; health: string; ready: string; devnetRpc: string | null };
   /** resolves when the app must stop by itself (e.g. the devnet died) with the reason */
   fatal: Promise<string>;
+  /** the Prometheus registry and recorders (GET /metrics) */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -48,12 +51,15 @@ export interface StartOptions {
   database?: Database;
   /** current time in unix seconds (tests) */
   now?: () => number;
+  /** metrics registry (default: a new one with process metrics) */
+  metrics?: Metrics;
 }
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
   const version = readPackageVersion();
   const closers: Array<() => Promise<void>> = [];
   const abort = new AbortController();
+  const metrics = options.metrics ?? createMetrics();
   let fatalReason: (reason: string) => void = () => {};
   const fatal = new Promise<string>((resolve) => (fatalReason = resolve));
 
@@ -115,14 +121,15 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         await redis.quit().catch(() => redis.disconnect());
       });
     }
-    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy });
+    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
 
     const appData = new AppDataService(database.db);
     const orderBooks = new Map<string, OrderBookBuild>();
     for (const network of networks) {
-      const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) =>
-        logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed'),
-      );
+      const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) => {
+        metrics.providers.error('external-orderbook');
+        logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
+      });
       orderBooks.set(network.name, build);
       const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
       await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
@@ -139,6 +146,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
         ...buildMarketServices(network, database.db, config, {
           nativePrices: orderBooks.get(network.name)!.nativePrices,
           logger: logger.child({ module: 'market', chain: network.name }),
+          onProviderError: (provider) => metrics.providers.error(provider),
           providers: {
             ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
             ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
@@ -170,10 +178,11 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     closers.push(async () => {
       for (const stream of streams) await stream.close();
     });
-    registerBalanceRoutes(server, {
+    const balanceRoutes = registerBalanceRoutes(server, {
       chains: networks.map((n, i) => ({ chainId: n.chainId, reader: n.reader, vaultRelayer: n.vaultRelayer, nativeCurrency: n.nativeCurrency, stream: streams[i]! })),
       signal: abort.signal,
     });
+    metrics.sseConnections.observe('balances', () => balanceRoutes.connections);
     const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
     closers.push(() => simulator.stop());
     registerSimulationRoutes(server, {
@@ -198,6 +207,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
+      metrics,
     });
     closers.push(() => loops.stop());
 
@@ -217,6 +227,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       auctionLoops: loops.auctionLoops,
       indexers: loops.indexers,
       fatal,
+      metrics,
       urls: {
         base,
         orderBook: Object.fromEntries([

@@ -11,6 +11,8 @@ import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
 import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
 import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
+import type { Metrics } from './metrics/metrics.js';
+import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -26,6 +28,7 @@ export interface LoopDeps {
   auctions: { enabled: boolean; everyBlocks: number };
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
   notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
+  metrics?: Metrics;
 }
 
 export interface RunningLoops {
@@ -58,6 +61,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       logger: log,
     });
     indexers.set(network.name, indexer);
+    if (deps.metrics) recordIndexerLag({ indexer, reader: network.reader, chain: network.name, metrics: deps.metrics, signal: deps.signal });
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
@@ -80,6 +84,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
               .run(signal, (wake) => indexer.onIndexed(() => wake()), notifications.pollIntervalMs)
               .catch((err) => producerLog.error({ err }, 'notification producer stopped with an error'))
           : null;
+        if (auctionLoop && deps.metrics) recordAuctionCycles(auctionLoop, network.name, deps.metrics);
         try {
           await Promise.all([
             producing,

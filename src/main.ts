@@ -1,11 +1,12 @@
 /**
- * CLI entry: `npm start`. Loads the configuration (env + optional .env), starts everything and prints where it
- * is; Ctrl-C / SIGTERM stop it cleanly: stop accepting, drain requests, stop loops and the devnet, close the DB.
+ * CLI entry: `npm start`. Loads the configuration (env + optional .env), starts everything and logs where it
+ * is (JSON lines, or readable lines on a terminal: log/process-logger.ts); Ctrl-C / SIGTERM stop it cleanly:
+ * stop accepting, drain requests, stop loops and the devnet, close the DB.
  */
-import { pino } from 'pino';
 import { ConfigError, loadConfig, readDotEnv } from './config/config.js';
 import { startApp } from './app.js';
 import { redactingStream } from './infra/secret-redaction.js';
+import { createProcessLogger } from './log/process-logger.js';
 
 async function main(): Promise<void> {
   let config;
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
     throw err;
   }
   // RPC URLs carry API keys: every log line passes through the redaction (viem puts URLs into its errors)
-  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, redactingStream(process.stdout));
+  const logger = createProcessLogger(config.logLevel, process.stdout, redactingStream);
   const started = Date.now();
   logger.info(`batchbook starting (data dir ${config.dataDir})`);
 
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
     `  API docs:             ${app.urls.docs}`,
     `  health / readiness:   ${app.urls.health} , ${app.urls.ready}`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  for (const line of lines) logger.info(line);
 
   let stopping = false;
   const stop = async (signal: string) => {

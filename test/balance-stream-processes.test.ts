@@ -11,6 +11,7 @@ import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { startDevnet, findFreePort, type Devnet } from '../src/chain/devnet/index.js';
 import { deleteNamespace, ensureLocalRedis, uniqueNamespace } from '../src/infra/test-redis.js';
+import { skipUnless } from './fixtures/required-services.js';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -36,7 +37,7 @@ function spawnReplica(args: string[]): Promise<Child> {
   });
 }
 
-describe('balance stream: two processes on real Redis', () => {
+describe('balance stream: two processes on real Redis', { skip: await skipUnless('redis') }, () => {
   let devnet: Devnet;
   let redisUrl: string;
   const namespace = uniqueNamespace('procs');
@@ -50,7 +51,7 @@ describe('balance stream: two processes on real Redis', () => {
     for (const c of children) c.proc.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.proc.exitCode !== null ? r(null) : c.proc.once('exit', r)))));
     await devnet?.stop();
-    await deleteNamespace(redisUrl, namespace);
+    if (redisUrl) await deleteNamespace(redisUrl, namespace);
   });
 
   it('reads each block once across both processes, and both processes’ watchers get the change', async () => {

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Address } from 'viem';
 import { createTestPostgres, type TestPostgres } from './fixtures/databases.js';
+import { skipUnless } from './fixtures/required-services.js';
 import { startWebhookReceiver, type WebhookReceiver } from './fixtures/webhook-receiver.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -31,7 +32,7 @@ function spawnDispatcher(url: string, leaseMs: number): Promise<ChildProcess> {
   });
 }
 
-describe('notification delivery survives kill -9 (real processes, PostgreSQL)', () => {
+describe('notification delivery survives kill -9 (real processes, PostgreSQL)', { skip: await skipUnless('postgres') }, () => {
   let server: TestPostgres;
   let database: Database;
   let receiver: WebhookReceiver;

@@ -69,6 +69,7 @@ describe('OpenAPI document', () => {
     const usdc = d.tokens[1]!.address as Hex;
     await checked_call('GET', '/healthz');
     await checked_call('GET', '/readyz');
+    await checked_call('GET', '/metrics');
     await checked_call('GET', '/devnet');
     await checked_call('PUT', '/devnet/api/v1/app_data', { fullAppData: '{"appCode":"openapi"}' });
     await checked_call('PUT', `/devnet/api/v1/app_data/0x${'00'.repeat(32)}`, { fullAppData: '{"x":1}' });

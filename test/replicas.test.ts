@@ -5,24 +5,25 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { createTestPostgres, type TestPostgres } from './fixtures/databases.js';
-import { ensureRedis } from './fixtures/services.js';
+import { skipUnless, TEST_REDIS_URL } from './fixtures/required-services.js';
+import { deleteNamespace } from '../src/infra/test-redis.js';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
 
-describe('two replicas on PostgreSQL and Redis', () => {
+const skip = (await skipUnless('postgres')) || (await skipUnless('redis'));
+
+describe('two replicas on PostgreSQL and Redis', { skip }, () => {
   let pg: TestPostgres;
   let a: TestApp;
   let b: TestApp;
   const prefix = `bbtest:${randomBytes(4).toString('hex')}:`;
 
   before(async () => {
-    await ensureRedis();
     pg = await createTestPostgres();
-    const env = { DATABASE_URL: pg.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix, RATE_LIMIT_OTHER: '6' };
+    const env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_OTHER: '6' };
     // both replicas start at once against the same empty database: migrations must apply exactly once
     [a, b] = await Promise.all([startTestApp(env), startTestApp(env)]);
   });
@@ -30,10 +31,7 @@ describe('two replicas on PostgreSQL and Redis', () => {
     await a?.stop();
     await b?.stop();
     await pg?.drop();
-    const redis = new Redis('redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    if (!skip) await deleteNamespace(TEST_REDIS_URL, prefix);
   });
 
   it('serves app data written by the other replica', async () => {

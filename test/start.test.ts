@@ -3,7 +3,7 @@
  * dir and ports. It prints where everything is, serves, stops cleanly on SIGTERM, and a restart with the same
  * DATA_DIR resumes the same chain and the same data. A bad variable stops it with one line.
  */
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,22 +12,27 @@ import { join } from 'node:path';
 import { findFreePort } from '../src/chain/devnet/index.js';
 
 const root = new URL('..', import.meta.url).pathname;
+/** `npm start`: the launcher that runs the compiled dist/ (built in `before` when stale, as it would itself) */
+const ENTRY = ['scripts/start.mjs'];
 
 interface Running {
   child: ChildProcess;
   output: () => string;
+  /** stdout alone (JSON lines: it is a pipe, not a terminal) */
+  stdout: () => string;
   base: string;
 }
 
 async function start(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ENTRY, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
+  let stdout = '';
+  child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
   child.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     const m = /API docs:\s+(http:\/\/[^\s]+)\/docs/.exec(out);
-    if (m) return { child, output: () => out, base: m[1]! };
+    if (m) return { child, output: () => out, stdout: () => stdout, base: m[1]!.replace(/"$/, '') };
     if (child.exitCode !== null) throw new Error(`exited early:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -44,6 +49,13 @@ async function stop(run: Running): Promise<{ code: number | null; ms: number }> 
 }
 
 describe('npm start', () => {
+  before(async () => {
+    // @ts-expect-error plain JavaScript build scripts without type declarations
+    const { distIsCurrent } = await import('../scripts/build-fingerprint.mjs');
+    // @ts-expect-error plain JavaScript build scripts without type declarations
+    if (!distIsCurrent()) await (await import('../scripts/build.mjs')).build({ compiler: 'esbuild' });
+  });
+
   const dataDir = mkdtempSync(join(tmpdir(), 'bb-start-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -57,6 +69,10 @@ describe('npm start', () => {
     assert.equal((await fetch(`${first.base}/healthz`)).status, 200);
     assert.equal((await fetch(`${first.base}/readyz`)).status, 200);
     assert.equal((await fetch(`${first.base}/docs/json`)).status, 200);
+    // stdout is a pipe: every line is a pino JSON record, the banner included; requests are logged at debug only
+    const records = first.stdout().trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string });
+    assert.ok(records.some((r) => r.level === 30 && /^\s+API docs:/.test(r.msg)), 'the banner is logged as JSON at info');
+    assert.ok(!records.some((r) => /incoming request|request completed/.test(r.msg)), 'no per-request lines at info');
     const devnet = (await (await fetch(`${first.base}/devnet`)).json()) as { contracts: { settlement: string } };
     assert.equal(devnet.contracts.settlement.toLowerCase(), '0x9008d19f58aabd9ed0d60971565aa8510560ab41');
     const put = await fetch(`${first.base}/api/v1/app_data`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fullAppData: '{"kept":true}' }) });
@@ -102,7 +118,7 @@ describe('npm start', () => {
   });
 
   it('a bad variable stops it with one line naming the variable', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, PORT: 'eighty' }, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, ENTRY, { cwd: root, env: { ...process.env, PORT: 'eighty' }, encoding: 'utf8', timeout: 30_000 });
     assert.equal(r.status, 2);
     assert.equal(r.stderr.trim(), "configuration error: PORT: expected an integer from 0 to 65535, got 'eighty'");
   });

@@ -72,6 +72,8 @@ export interface CycleReport {
   winner: RankedSolution | null;
   /** the settlement outcome, when a winner was submitted (resolves when it is mined, reverted or dropped) */
   settlement: Promise<SettlementOutcome> | null;
+  /** time the auction took to build (metrics) */
+  buildSeconds: number;
 }
 
 export interface RunningAuctionLoop {
@@ -148,7 +150,9 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     await recovered;
     const head = Number(block.number);
     const inFlight = await submissions.inFlightOrderUids(head);
+    const buildStarted = performance.now();
     const built = await builder.build(block, inFlight);
+    const buildSeconds = (performance.now() - buildStarted) / 1000;
     const auction = await auctions.save(built.auction);
     await lifecycle.afterAuction(
       auction.orders.map((o) => o.uid),
@@ -182,7 +186,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       { chainId, auctionId: auction.id, block: head, orders: auction.orders.length, excluded: built.excluded.length, inFlight: built.inFlight, solutions: ranked.length, winner: winner?.solution.solver ?? null },
       'auction: cycle done',
     );
-    return { auction, excluded: built.excluded.length, inFlight: built.inFlight, ranked, winner, settlement };
+    return { auction, excluded: built.excluded.length, inFlight: built.inFlight, ranked, winner, settlement, buildSeconds };
   }
 
   /** Runs one cycle; the only place a cycle starts, so cycles never overlap. */

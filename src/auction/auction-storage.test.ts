@@ -18,8 +18,8 @@ const SOLVER = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc' as Address;
 const uid = (): Hex => toHex(randomBytes(56));
 const hash = (): Hex => toHex(randomBytes(32));
 
-for (const engine of engines()) {
-  describe(`auction storage on ${engine.engine}`, () => {
+for (const engine of await engines()) {
+  describe(`auction storage on ${engine.engine}`, { skip: engine.skip }, () => {
     let database: Database & { dispose(): Promise<void> };
     before(async () => {
       database = await engine.open();

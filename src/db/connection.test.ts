@@ -2,14 +2,15 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { engines, createTestPostgres } from '../../test/fixtures/databases.js';
+import { skipUnless } from '../../test/fixtures/required-services.js';
 import { openDatabase, type Database } from './connection.js';
 import { allMigrations, migrateToLatest } from './migrate.js';
 import { fromNumeric, toBytes, toHex, toNumeric } from './codec.js';
 
 const MAX_U256 = 2n ** 256n - 1n;
 
-for (const fixture of engines()) {
-  describe(`storage on ${fixture.engine}`, () => {
+for (const fixture of await engines()) {
+  describe(`storage on ${fixture.engine}`, { skip: fixture.skip }, () => {
     let database: Database & { dispose(): Promise<void> };
     before(async () => {
       database = await fixture.open();
@@ -89,7 +90,7 @@ for (const fixture of engines()) {
   });
 }
 
-describe('migrations on PostgreSQL', () => {
+describe('migrations on PostgreSQL', { skip: await skipUnless('postgres') }, () => {
   it('two replicas migrating the same empty database at once both succeed, once', async () => {
     const server = await createTestPostgres();
     try {

@@ -7,11 +7,11 @@
  *   await database.db.selectFrom('orders').selectAll().execute();
  *   await database.close();
  */
-import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrateToLatest } from './migrate.js';
+import { preparePgliteDataDir } from './pglite-init.js';
 import type { DB } from './schema.js';
 
 export type DatabaseTarget = { kind: 'pglite'; dataDir: string | null } | { kind: 'postgres'; url: string; poolSize?: number };
@@ -31,7 +31,7 @@ export async function openDatabase(target: DatabaseTarget, options: { migrate?: 
   let db: Kysely<DB>;
   if (target.kind === 'pglite') {
     const { PGlite } = await import('@electric-sql/pglite');
-    if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+    if (target.dataDir) await preparePgliteDataDir(target.dataDir);
     const pglite = new PGlite({
       ...(target.dataDir ? { dataDir: target.dataDir } : {}),
       parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v },

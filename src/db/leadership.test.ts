@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestPostgres } from '../../test/fixtures/databases.js';
+import { skipUnless } from '../../test/fixtures/required-services.js';
 import { runAsLeader } from './leadership.js';
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -10,7 +11,7 @@ const until = async (cond: () => boolean, ms = 10_000) => {
   return cond();
 };
 
-describe('leadership across replicas (PostgreSQL advisory lock)', () => {
+describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await skipUnless('postgres') }, () => {
   it('exactly one of two replicas leads; when it stops, the other takes over', async () => {
     const server = await createTestPostgres();
     try {

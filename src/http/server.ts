@@ -3,7 +3,7 @@
  * producing the envelope of the API a route belongs to, body caps, CORS, per-client rate limits (in Redis when
  * configured, so replicas share one budget), OpenAPI at /docs, and /healthz + /readyz.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -16,6 +16,8 @@ import { buildValidatorCompiler, describeValidationError } from './validation.js
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
 import { clientKeyOf, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { registerMetricsRoutes } from './metrics-routes.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
 
@@ -38,6 +40,8 @@ export interface HttpServerOptions {
   version: string;
   /** proxies whose X-Forwarded-For is believed (TRUST_PROXY); default: none */
   trustProxy?: TrustProxy;
+  /** record HTTP metrics and serve GET /metrics */
+  metrics?: Metrics;
 }
 
 declare module 'fastify' {
@@ -68,6 +72,16 @@ function reply4xx(request: FastifyRequest, reply: FastifyReply, status: number, 
   return sendJson(reply, status, { message: safe });
 }
 
+/** Fastify's request logging as one line per finished request at `debug` (errors still at `error`). */
+class RequestLogAtDebug extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.debug(line, 'request');
+  }
+}
+
 export async function buildHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const server = Fastify({
     loggerInstance: options.logger,
@@ -75,6 +89,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     // Fastify takes a hop count too (its type omits it)
     trustProxy: (options.trustProxy ?? false) as boolean,
     return503OnClosing: true,
+    // one line per request, at debug: the terminal of `npm start` stays readable at info
+    logController: new RequestLogAtDebug(),
     forceCloseConnections: 'idle',
     ajv: undefined,
     // order UIDs are 114 characters; the default 100 would answer 414
@@ -169,6 +185,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     },
   });
   await server.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
+  if (options.metrics) registerMetricsRoutes(server, options.metrics);
 
   server.get('/healthz', { schema: { tags: ['ops'], response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } }, config: { api: 'aux', rateLimit: false } }, async () => ({ status: 'ok' }));
   server.get(

@@ -19,9 +19,17 @@ function makeAjv(coerce: boolean) {
 export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);
+  // every order-book route exists twice (under /{network} and at the root) with equal schemas: compile each once
+  const compiled = new Map<string, ReturnType<FastifySchemaCompiler<unknown>>>();
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : coercing;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    const key = `${httpPart === 'body' ? 'strict' : 'coercing'}:${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+      compiled.set(key, validate);
+    }
+    return validate;
   };
 }
 

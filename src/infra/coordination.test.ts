@@ -4,6 +4,10 @@ import { MemoryCoordination, type Coordination } from './coordination.js';
 import { RedisCoordination } from './redis-coordination.js';
 import { closeRedisConnection, openRedisConnection, waitUntilReady } from './redis-connection.js';
 import { deleteNamespace, ensureLocalRedis, namespaceKeys, startPrivateRedis, uniqueNamespace } from './test-redis.js';
+import { skipUnless } from '../../test/fixtures/required-services.js';
+
+const redisSkip = await skipUnless('redis');
+const redisServerSkip = await skipUnless('redis-server');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -11,16 +15,16 @@ let redisUrl: string;
 const namespace = uniqueNamespace('coordination');
 
 before(async () => {
-  redisUrl = await ensureLocalRedis();
+  if (!redisSkip) redisUrl = await ensureLocalRedis();
 });
 
 after(async () => {
-  await deleteNamespace(redisUrl, namespace);
+  if (redisUrl) await deleteNamespace(redisUrl, namespace);
 });
 
 /** The same contract for both backends. */
-function contract(name: string, open: () => Promise<{ c: Coordination; close: () => Promise<void> }>) {
-  describe(`${name} coordination`, () => {
+function contract(name: string, open: () => Promise<{ c: Coordination; close: () => Promise<void> }>, skip: string | false = false) {
+  describe(`${name} coordination`, { skip }, () => {
     let c: Coordination;
     let close: () => Promise<void>;
     before(async () => ({ c, close } = await open()));
@@ -96,9 +100,9 @@ contract('redis', async () => {
   assert.ok(await waitUntilReady(redis, 3_000));
   const c = new RedisCoordination(redis, namespace, { ownsConnection: true });
   return { c, close: () => c.close() };
-});
+}, redisSkip);
 
-describe('redis coordination when Redis is down', () => {
+describe('redis coordination when Redis is down', { skip: redisServerSkip }, () => {
   it('rejects while Redis is down (never hangs), and works again once Redis is back', { timeout: 60_000 }, async () => {
     const server = await startPrivateRedis();
     const ns = uniqueNamespace('outage');

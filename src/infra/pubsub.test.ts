@@ -5,6 +5,10 @@ import { RedisPubSub } from './redis-pubsub.js';
 import { closeRedisConnection, openRedisConnection, waitUntilReady } from './redis-connection.js';
 import { openSharedBackend } from './shared-backend.js';
 import { deleteNamespace, ensureLocalRedis, startPrivateRedis, uniqueNamespace } from './test-redis.js';
+import { skipUnless } from '../../test/fixtures/required-services.js';
+
+const redisSkip = await skipUnless('redis');
+const redisServerSkip = await skipUnless('redis-server');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -20,14 +24,14 @@ let redisUrl: string;
 const namespace = uniqueNamespace('pubsub');
 
 before(async () => {
-  redisUrl = await ensureLocalRedis();
+  if (!redisSkip) redisUrl = await ensureLocalRedis();
 });
 after(async () => {
-  await deleteNamespace(redisUrl, namespace);
+  if (redisUrl) await deleteNamespace(redisUrl, namespace);
 });
 
-function contract(name: string, open: () => Promise<{ a: PubSub; b: PubSub; close: () => Promise<void> }>) {
-  describe(`${name} pub/sub`, () => {
+function contract(name: string, open: () => Promise<{ a: PubSub; b: PubSub; close: () => Promise<void> }>, skip: string | false = false) {
+  describe(`${name} pub/sub`, { skip }, () => {
     let a: PubSub;
     let b: PubSub;
     let close: () => Promise<void>;
@@ -87,9 +91,9 @@ contract('redis', async () => {
       await two.close();
     },
   };
-});
+}, redisSkip);
 
-describe('redis pub/sub across an outage', () => {
+describe('redis pub/sub across an outage', { skip: redisServerSkip }, () => {
   it('reports the interruption, re-subscribes after reconnection, and publishing rejects meanwhile', async () => {
     const server = await startPrivateRedis();
     const ns = uniqueNamespace('pubsub-outage');
@@ -152,7 +156,7 @@ describe('redis pub/sub across an outage', () => {
   });
 });
 
-describe('closing', () => {
+describe('closing', { skip: redisSkip }, () => {
   it('closing a Redis backend ends its connections', async () => {
     const backend = await openSharedBackend({ redisUrl: await ensureLocalRedis(), namespace });
     await backend.pubsub.subscribe('x', () => {});

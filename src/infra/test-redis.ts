@@ -1,6 +1,7 @@
 /**
- * For tests that need Redis: the shared server on 127.0.0.1:6379 (started if down), a unique key namespace per
- * test run with clean-up, and private throw-away `redis-server` processes for outage and reconnection tests.
+ * For tests that need Redis: the shared server (TEST_REDIS_URL, checked by test/fixtures/required-services.ts),
+ * a unique key namespace per test run with clean-up, and private throw-away `redis-server` processes for outage
+ * and reconnection tests (they need the binary: `skipUnless('redis-server')`).
  *
  * @example
  *   const url = await ensureLocalRedis();
@@ -8,35 +9,18 @@
  *   ...
  *   await deleteNamespace(url, ns);
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { redisAnswers, skipUnless, TEST_REDIS_URL } from '../../test/fixtures/required-services.js';
 
-export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
-
-async function ping(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** The shared local Redis (127.0.0.1:6379), started as a daemon if it is not running. */
+/** The shared test Redis (TEST_REDIS_URL, default 127.0.0.1:6379; test/fixtures/required-services.ts), or throws
+ *  the skip message when it is absent — call it only in tests that `skipUnless('redis')`. */
 export async function ensureLocalRedis(): Promise<string> {
-  if (await ping(LOCAL_REDIS_URL)) return LOCAL_REDIS_URL;
-  spawnSync('redis-server', ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', '6379', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    if (await ping(LOCAL_REDIS_URL)) return LOCAL_REDIS_URL;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('could not start redis-server on 127.0.0.1:6379');
+  const skip = await skipUnless('redis');
+  if (skip) throw new Error(skip);
+  return TEST_REDIS_URL;
 }
 
 export function uniqueNamespace(label: string): string {
@@ -108,7 +92,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const start = async (): Promise<void> => {
     child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     for (let i = 0; i < 50; i++) {
-      if (await ping(url)) return;
+      if (await redisAnswers(url)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`private redis-server on port ${port} did not start`);

@@ -8,6 +8,10 @@ import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { openSharedBackend, type SharedBackend } from '../../infra/shared-backend.js';
 import { deleteNamespace, ensureLocalRedis, namespaceKeys, startPrivateRedis, uniqueNamespace } from '../../infra/test-redis.js';
 import { BalanceStream, type BalanceWatch, type ChainReadEvent } from './balance-stream.js';
+import { skipUnless } from '../../../test/fixtures/required-services.js';
+
+const redisSkip = await skipUnless('redis');
+const redisServerSkip = redisSkip || (await skipUnless('redis-server'));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freshUser = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
@@ -67,6 +71,7 @@ function readsPerBlock(reads: ReplicaRead[], from: number): Map<bigint, ReplicaR
 }
 
 before(async () => {
+  if (redisSkip) return;
   [chain, redisUrl] = await Promise.all([startTestDevnet({ blockTime: 1 }), ensureLocalRedis()]);
   const bySymbol = new Map(chain.devnet.deployment.tokens.map((t) => [t.symbol, t.address.toLowerCase() as Address]));
   token = (symbol) => bySymbol.get(symbol)!;
@@ -75,11 +80,11 @@ before(async () => {
 
 after(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
-  for (const ns of namespaces) await deleteNamespace(redisUrl, ns);
+  if (redisUrl) for (const ns of namespaces) await deleteNamespace(redisUrl, ns);
   await chain?.stop();
 });
 
-describe('BalanceStream replicas on Redis', () => {
+describe('BalanceStream replicas on Redis', { skip: redisSkip }, () => {
   it('two replicas watching the same pair: one chain read per block in total, and both replicas’ watchers get the change', async () => {
     const ns = uniqueNamespace('balances');
     namespaces.push(ns);
@@ -143,7 +148,7 @@ describe('BalanceStream replicas on Redis', () => {
     assert.equal(reads.length, n, 'no reads without watchers');
   });
 
-  it('Redis down: every replica reads for itself and changes still arrive; one read per block again once Redis is back', async () => {
+  it('Redis down: every replica reads for itself and changes still arrive; one read per block again once Redis is back', { skip: redisServerSkip }, async () => {
     const server = await startPrivateRedis();
     cleanups.push(() => server.stop());
     const ns = uniqueNamespace('balances-outage');

@@ -109,6 +109,8 @@ export interface MarketBuildOptions {
   ttl?: Partial<MarketTtls>;
   /** the indexer's checkpoint name (default 'main') */
   indexerName?: string;
+  /** called with the source's name when an external provider fails (metrics) */
+  onProviderError?: (provider: string) => void;
 }
 
 const lower = (a: string) => a.toLowerCase() as Address;
@@ -132,6 +134,7 @@ export function buildMarketServices(network: ChainNetwork, db: Kysely<DB>, confi
   const { reader } = network;
   const log = options.logger;
   const onStep = (port: string) => (step: FallbackStep) => {
+    if (step.outcome === 'error') options.onProviderError?.(step.source);
     if (step.outcome === 'error') log?.warn({ chainId, port, source: step.source, err: step.error, ms: Math.round(step.ms) }, `${port}: ${step.source} failed, trying the next source`);
     else if (step.outcome === 'null') log?.debug({ chainId, port, source: step.source }, `${port}: ${step.source} has no data`);
   };

@@ -47,7 +47,7 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
     {
       schema: { tags, summary: 'Submit a signed order', body: OrderCreation, response: { 201: OrderUid, ...errorResponses(400, 401, 403, 404, 413, 429, 500) } },
       bodyLimit: ORDERBOOK_BODY_LIMIT,
-      config: { ...ob, rateLimit: rateLimitFor(ctx.rateLimit, 'orders') },
+      config: { ...ob, orderIntake: true, rateLimit: rateLimitFor(ctx.rateLimit, 'orders') },
     },
     async (req, reply) => sendJson(reply, 201, await orders.create(req.body)),
   );

@@ -1,0 +1,104 @@
+/**
+ * Creating a PGlite data directory (initdb) takes seconds of CPU inside WebAssembly. Done on the main thread it
+ * blocks the event loop, so everything started beside it (the devnet's deployment and history replay) waits.
+ * `initPgliteDataDir` runs it in a worker thread instead; the main thread then opens the initialised directory,
+ * which is fast. `preparePgliteDataDir` skips initdb altogether when a template cluster exists (made once per
+ * installed PGlite version: by `npm ci`/`npm install` through the `prepare` script, or after the first
+ * initdb): a fresh data directory is then a copy of it.
+ *
+ * @example
+ *   await preparePgliteDataDir('./.batchbook/pglite'); // no-op when already initialised
+ *   const pglite = new PGlite({ dataDir: './.batchbook/pglite' });
+ */
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+// plain JavaScript (an eval'd worker needs no TypeScript loader); workerData: { module, dataDir }
+const INIT_WORKER = `
+const { workerData, parentPort } = require('node:worker_threads');
+import(workerData.module)
+  .then(async ({ PGlite }) => {
+    const pglite = new PGlite({ dataDir: workerData.dataDir });
+    await pglite.waitReady;
+    await pglite.close();
+    parentPort.postMessage({ ok: true });
+  })
+  .catch((err) => parentPort.postMessage({ ok: false, error: String((err && err.stack) || err) }));
+`;
+
+/** true when the directory holds an initialised cluster */
+export function isPgliteDataDir(dataDir: string): boolean {
+  return existsSync(join(dataDir, 'PG_VERSION'));
+}
+
+export async function initPgliteDataDir(dataDir: string): Promise<void> {
+  if (isPgliteDataDir(dataDir)) return;
+  mkdirSync(dataDir, { recursive: true });
+  const worker = new Worker(INIT_WORKER, { eval: true, workerData: { module: import.meta.resolve('@electric-sql/pglite'), dataDir } });
+  try {
+    const result = await new Promise<{ ok: boolean; error?: string }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`PGlite initialisation worker exited with code ${code}`)));
+    });
+    if (!result.ok) throw new Error(`PGlite could not initialise ${dataDir}: ${result.error}`);
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** Where the template cluster of the installed PGlite version lives (node_modules/.cache, beside the package). */
+export function defaultPgliteTemplateDir(): string {
+  const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  let dir = dirname(entry);
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+  // <root>/node_modules/@electric-sql/pglite → <root>/node_modules/.cache/batchbook
+  return join(dir, '..', '..', '.cache', 'batchbook', `pglite-${version}`);
+}
+
+/** Makes the template cluster when it is missing (initdb in a worker); returns its directory. */
+export async function ensurePgliteTemplate(templateDir: string = defaultPgliteTemplateDir()): Promise<string> {
+  if (isPgliteDataDir(templateDir)) return templateDir;
+  const building = `${templateDir}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  await initPgliteDataDir(building);
+  publishTemplate(building, templateDir);
+  return templateDir;
+}
+
+/** Moves a freshly made cluster into place as the template (another process may have won the race: fine). */
+function publishTemplate(from: string, templateDir: string): void {
+  try {
+    mkdirSync(dirname(templateDir), { recursive: true });
+    renameSync(from, templateDir);
+  } catch {
+    rmSync(from, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An initialised, never-opened-by-us cluster in `dataDir`: left as it is when already there, else copied from
+ * the template, else made by initdb in a worker (and kept as the template for the next fresh directory).
+ */
+export async function preparePgliteDataDir(dataDir: string, templateDir: string | null = defaultPgliteTemplateDir()): Promise<void> {
+  if (isPgliteDataDir(dataDir)) return;
+  if (templateDir && isPgliteDataDir(templateDir)) {
+    mkdirSync(dataDir, { recursive: true });
+    cpSync(templateDir, dataDir, { recursive: true });
+    return;
+  }
+  await initPgliteDataDir(dataDir);
+  if (!templateDir) return;
+  const copy = `${templateDir}.${process.pid}.tmp`;
+  try {
+    rmSync(copy, { recursive: true, force: true });
+    cpSync(dataDir, copy, { recursive: true });
+    publishTemplate(copy, templateDir);
+  } catch {
+    // the template is an optimisation: a read-only node_modules simply has none
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
