@@ -39,6 +39,7 @@ function order(partial: Partial<SolvableOrder> & Pick<SolvableOrder, 'sellToken'
     remaining: 0n,
     available: 10n ** 40n,
     preInteractions: [],
+    hookGas: 0n,
     postInteractions: [],
     quote: null,
     ...partial,
