@@ -21,6 +21,7 @@ import { createSimulator, registerSimulationRoutes } from './aux/simulation/inde
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
+import { HooksService, registerHooksRoutes } from './aux/hooks/index.js';
 
 export interface App {
   server: HttpServer;
@@ -173,6 +174,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       simulator,
       db: database.db,
       options: { logger },
+    });
+
+    // hooks analytics: first-party rows of the served networks
+    registerHooksRoutes(server, {
+      service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: null, now: options.now }),
+      logger,
     });
 
     const loops = startBackgroundLoops({

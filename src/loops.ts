@@ -10,6 +10,7 @@ import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
 import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
+import { HookIndexer } from './aux/hooks/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -70,14 +71,21 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           everyBlocks: deps.auctions.everyBlocks,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
+        // executed hooks (the trampoline's events), following the indexer's checkpoint
+        const hooks = network.hooksTrampoline
+          ? new HookIndexer({ chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline, logger: deps.logger.child({ chain: network.name, loop: 'hooks' }) })
+          : null;
+        const unsubscribeHooks = hooks ? indexer.onIndexed(() => hooks.wake()) : null;
         try {
           await Promise.all([
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),
+            hooks?.run(signal),
             aborted(signal),
           ]);
         } finally {
+          unsubscribeHooks?.();
           auctionLoops.delete(network.name);
           await auctionLoop?.stop();
         }

@@ -7,6 +7,7 @@ import { statements as orderbook } from './migrations/001_orderbook.js';
 import { statements as indexer } from './migrations/002_indexer.js';
 import { statements as auction } from './migrations/003_auction.js';
 import { statements as simulation } from './migrations/004_simulation.js';
+import { statements as hooks } from './migrations/006_hooks.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -23,6 +24,7 @@ export function allMigrations(): Record<string, Migration> {
     '002_indexer': fromStatements(indexer),
     '003_auction': fromStatements(auction),
     '004_simulation': fromStatements(simulation),
+    '006_hooks': fromStatements(hooks),
   };
 }
 
