@@ -106,6 +106,9 @@ describe('OpenAPI document', () => {
     await checked_call('GET', '/31337/yield/pools-average-apr');
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
-    assert.ok(checked >= 36);
+    // hooks analytics
+    await checked_call('GET', '/hooks?blockchain=devnet&period=last%201d&limit=10');
+    await checked_call('GET', '/hooks?blockchain=devnet&period=last%202d');
+    assert.ok(checked >= 38);
   });
 });
