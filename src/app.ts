@@ -22,6 +22,7 @@ import { buildMarketServices, registerMarketRoutes, type MarketChainContext } fr
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
 import { openSharedBackend } from './infra/shared-backend.js';
 import { HooksService, registerHooksRoutes } from './aux/hooks/index.js';
+import { DuneHooks } from './providers/dune-hooks.js';
 
 export interface App {
   server: HttpServer;
@@ -176,9 +177,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       options: { logger },
     });
 
-    // hooks analytics: first-party rows of the served networks
+    // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
+    const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
     registerHooksRoutes(server, {
-      service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: null, now: options.now }),
+      service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
       logger,
     });
 
