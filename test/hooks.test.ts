@@ -160,7 +160,12 @@ describe('hooks in settlements and hooks analytics', () => {
     const document = hooksDocument(pre, postHooks);
     const buyAmount = ((await marketOut(1000n * USDC_UNIT, [USDC, WETH])) * 95n) / 100n;
 
+    // no block (and so no auction) between placing the order and halving the owner's balance
     await rpc('evm_setIntervalMining', [0]);
+    const loop = app.auctionLoops.get('devnet')!;
+    const head = Number(await network.client.getBlockNumber({ cacheTime: 0 }));
+    await waitFor('the auction loop done with the head', async () => (loop.last && loop.last.auction.block >= head ? true : null));
+    await loop.idle();
     let uid: Hex;
     try {
       const placed = await post(owner, document, { buyAmount, partiallyFillable: true });
