@@ -25,6 +25,8 @@ import { buildNotifications, registerNotificationRoutes } from './aux/notificati
 import { startAffiliateProgram } from './aux/affiliate/start.js';
 import { registerDashboard } from './dashboard/index.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { HooksService, registerHooksRoutes } from './aux/hooks/index.js';
+import { DuneHooks } from './providers/dune-hooks.js';
 
 export interface App {
   server: HttpServer;
@@ -199,6 +201,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     closers.push(() => dispatching);
     // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
     closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
+    // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
+    const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
+    registerHooksRoutes(server, {
+      service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
+      logger,
+    });
 
     const loops = startBackgroundLoops({
       networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,

@@ -13,6 +13,7 @@ import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loo
 import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
+import { HookIndexer } from './aux/hooks/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -85,15 +86,22 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
               .catch((err) => producerLog.error({ err }, 'notification producer stopped with an error'))
           : null;
         if (auctionLoop && deps.metrics) recordAuctionCycles(auctionLoop, network.name, deps.metrics);
+        // executed hooks (the trampoline's events), following the indexer's checkpoint
+        const hooks = network.hooksTrampoline
+          ? new HookIndexer({ chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline, logger: deps.logger.child({ chain: network.name, loop: 'hooks' }) })
+          : null;
+        const unsubscribeHooks = hooks ? indexer.onIndexed(() => hooks.wake()) : null;
         try {
           await Promise.all([
             producing,
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),
+            hooks?.run(signal),
             aborted(signal),
           ]);
         } finally {
+          unsubscribeHooks?.();
           auctionLoops.delete(network.name);
           await auctionLoop?.stop();
         }

@@ -128,6 +128,9 @@ describe('OpenAPI document', () => {
       `/dashboard/api/devnet/markets/${weth}-${weth}/history`, `/dashboard/api/devnet/accounts/${trader.address}/notifications`,
     ]) await checked_call('GET', path);
     await checked_call('POST', '/dashboard/api/devnet/trade-a-cow');
-    assert.ok(checked >= 60);
+    // hooks analytics
+    await checked_call('GET', '/hooks?blockchain=devnet&period=last%201d&limit=10');
+    await checked_call('GET', '/hooks?blockchain=devnet&period=last%202d');
+    assert.ok(checked >= 62);
   });
 });

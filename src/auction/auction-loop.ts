@@ -119,6 +119,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     reader: network.reader,
     settlement: network.settlement,
     vaultRelayer: network.vaultRelayer,
+    hooksTrampoline: network.hooksTrampoline,
     nativePrices: options.nativePrices,
     bannedAddresses: options.bannedAddresses,
     deniedTokens: options.deniedTokens,
@@ -168,7 +169,9 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
           return prepared;
         }
       : null;
-    const ranked = await runCompetition(auction, solvers, accept, logger);
+    const hooked = auction.orders.some((o) => o.hookGas > 0n);
+    const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
+    const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
     const winner = ranked.find((r) => r.isWinner) ?? null;
     let settlement: Promise<SettlementOutcome> | null = null;
     if (ranked.length > 0) {

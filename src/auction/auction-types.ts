@@ -21,6 +21,8 @@ export interface SolvableOrder extends Omit<StoredOrderFields, 'sellTokenBalance
   available: bigint;
   preInteractions: OrderInteraction[];
   postInteractions: OrderInteraction[];
+  /** gas the settlement spends on this order's hooks in this auction (trampoline included); 0 without hooks */
+  hookGas: bigint;
   quote: { sellAmount: bigint; buyAmount: bigint; fee: bigint; solver: string } | null;
 }
 

@@ -13,8 +13,9 @@ import type { Address, Hex } from 'viem';
 import type { ChainReader } from '../chain/reader.js';
 import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { parseAppDataDocument } from '../protocol/index.js';
-import { PRICE_SCALE, type Auction, type ExcludedOrder, type OrderInteraction, type SolvableOrder } from './auction-types.js';
+import { NO_ORDER_HOOKS, orderHooksOf, trampolineGas, trampolineInteraction, type OrderHooks } from '../protocol/index.js';
+import { preHookAllowance } from '../chain/pre-hook-allowance.js';
+import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from './auction-types.js';
 import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
 
 export interface AuctionBuilderOptions {
@@ -23,6 +24,8 @@ export interface AuctionBuilderOptions {
   reader: ChainReader;
   settlement: Address;
   vaultRelayer: Address;
+  /** the trampoline that runs order hooks in settlements; null: orders with hooks are left out (filtered) */
+  hooksTrampoline?: Address | null;
   nativePrices: NativePriceSource;
   /** lowercase addresses whose orders never enter an auction */
   bannedAddresses?: ReadonlySet<string>;
@@ -45,12 +48,6 @@ export interface BuiltAuction {
   candidates: number;
 }
 
-interface Hooks {
-  pre: OrderInteraction[];
-  post: OrderInteraction[];
-}
-
-const NO_HOOKS: Hooks = { pre: [], post: [] };
 const APP_DATA_CACHE_SIZE = 10_000;
 
 /** What an order may still be filled by, in sell units (sell orders, before fees) or buy units (buy orders). */
@@ -66,7 +63,7 @@ function neededBalance(row: SolvableOrderRow, remaining: bigint): bigint {
 }
 
 export class AuctionBuilder {
-  private readonly hooksByAppData = new Map<Hex, Hooks>();
+  private readonly hooksByAppData = new Map<Hex, OrderHooks>();
 
   constructor(private readonly options: AuctionBuilderOptions) {}
 
@@ -99,16 +96,32 @@ export class AuctionBuilder {
       read.forEach((r, i) => funds.set(`${pairs[i].owner}:${pairs[i].token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
     }
 
-    // native prices of every token still in play
-    const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint }> = [];
+    // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
+    const hooks = await this.hooks(live.map((row) => row.appData));
+    const trampoline = this.options.hooksTrampoline ?? null;
+    const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
     for (const row of live) {
       const remaining = remainingOf(row);
+      const orderHooks = hooks.get(row.appData) ?? NO_ORDER_HOOKS;
+      const unfilled = row.executedSell === 0n && row.executedBuy === 0n;
+      const due: OrderHooks = { pre: unfilled ? orderHooks.pre : [], post: orderHooks.post };
+      if (trampoline === null && due.pre.length + due.post.length > 0) {
+        excluded.push({ uid: row.uid, label: 'filtered', reason: 'hooks_unsupported' });
+        continue;
+      }
       const f = funds.get(`${row.owner}:${row.sellToken}`) ?? { balance: 0n, allowance: 0n };
       const needed = neededBalance(row, remaining);
+      let allowance = f.allowance;
+      if (allowance < needed && due.pre.length > 0) {
+        const granted = await preHookAllowance(reader, { hooks: due.pre, owner: row.owner, token: row.sellToken, spender: vaultRelayer, trampoline, now: timestamp }, { blockNumber });
+        if (granted > allowance) allowance = granted;
+      }
       if (f.balance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
-      else if (f.allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
-      else funded.push({ row, remaining, available: f.balance < f.allowance ? f.balance : f.allowance });
+      else if (allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
+      else funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
     }
+
+    // native prices of every token still in play
     const tokens = [...new Set(funded.flatMap(({ row }) => [row.sellToken, row.buyToken]))];
     const prices = new Map<Address, bigint>();
     const read = await Promise.all(tokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null)));
@@ -119,14 +132,12 @@ export class AuctionBuilder {
       if (scaled > 0n) prices.set(t, scaled);
     });
 
-    const hooks = await this.hooks(funded.map(({ row }) => row.appData));
     const orders: SolvableOrder[] = [];
-    for (const { row, remaining, available } of funded) {
+    for (const { row, remaining, available, hooks: due } of funded) {
       if (!prices.has(row.sellToken) || !prices.has(row.buyToken)) {
         excluded.push({ uid: row.uid, label: 'filtered', reason: 'missing_native_price' });
         continue;
       }
-      const h = hooks.get(row.appData) ?? NO_HOOKS;
       orders.push({
         uid: row.uid,
         owner: row.owner,
@@ -151,8 +162,9 @@ export class AuctionBuilder {
         executedFee: row.executedFee,
         remaining,
         available,
-        preInteractions: h.pre,
-        postInteractions: h.post,
+        preInteractions: due.pre.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'pre', due.pre)] : [],
+        postInteractions: due.post.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'post', due.post)] : [],
+        hookGas: trampolineGas(due.pre) + trampolineGas(due.post),
         quote: row.quote,
       });
     }
@@ -168,24 +180,13 @@ export class AuctionBuilder {
   }
 
   /** App-data hooks by app-data hash: parsed once per document and remembered. */
-  private async hooks(appData: Hex[]): Promise<Map<Hex, Hooks>> {
+  private async hooks(appData: Hex[]): Promise<Map<Hex, OrderHooks>> {
     const missing = [...new Set(appData)].filter((h) => !this.hooksByAppData.has(h));
     if (missing.length > 0) {
       const documents = await queryAppData(this.options.db, missing);
       for (const hash of missing) {
-        const text = documents.get(hash);
-        let hooks = NO_HOOKS;
-        if (text !== undefined) {
-          try {
-            const parsed = parseAppDataDocument(text).protocol.hooks;
-            const map = (h: { target: string; callData: string }): OrderInteraction => ({ target: h.target.toLowerCase() as Address, value: 0n, callData: h.callData as Hex });
-            hooks = { pre: parsed.pre.map(map), post: parsed.post.map(map) };
-          } catch {
-            hooks = NO_HOOKS;
-          }
-        }
         if (this.hooksByAppData.size >= APP_DATA_CACHE_SIZE) this.hooksByAppData.delete(this.hooksByAppData.keys().next().value!);
-        this.hooksByAppData.set(hash, hooks);
+        this.hooksByAppData.set(hash, orderHooksOf(documents.get(hash)));
       }
     }
     return this.hooksByAppData;

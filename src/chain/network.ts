@@ -18,6 +18,8 @@ export interface ChainNetwork {
   reader: ChainReader;
   settlement: Address;
   vaultRelayer: Address;
+  /** our HooksTrampoline, through which settlements run order hooks; null where none is deployed (hooks are not run) */
+  hooksTrampoline: Address | null;
   wrappedNative: Address | null;
   nativeCurrency: { symbol: string; name: string; decimals: number };
   amm: AmmDeployment | null;
@@ -48,6 +50,7 @@ export async function devnetNetwork(devnet: Devnet, config: Config): Promise<Cha
     reader,
     settlement: lower(contracts.settlement),
     vaultRelayer: lower(contracts.vaultRelayer),
+    hooksTrampoline: lower(contracts.hooksTrampoline),
     wrappedNative: weth,
     nativeCurrency: { symbol: 'ETH', name: 'Ether', decimals: 18 },
     amm: { name: 'uniswap-v2', factory: lower(contracts.ammFactory), router: lower(contracts.ammRouter) },
@@ -78,6 +81,7 @@ export async function rpcNetwork(chainId: number, rpcUrl: string, config: Config
     reader,
     settlement: lower(SETTLEMENT_ADDRESS),
     vaultRelayer: lower(VAULT_RELAYER_ADDRESS),
+    hooksTrampoline: null,
     wrappedNative: wrapped,
     nativeCurrency: { symbol: known.nativeCurrency.symbol, name: known.nativeCurrency.symbol, decimals: known.nativeCurrency.decimals },
     amm: knownAmm(chainId),

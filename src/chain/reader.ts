@@ -278,6 +278,26 @@ export class ChainReader {
     return isMagicValueWord(result);
   }
 
+  /**
+   * Does the call succeed (eth_call at `latest`, or at `blockNumber`)? A revert is false; a transport failure
+   * rejects. Used to check that a hook (e.g. a permit) would really work before relying on it.
+   */
+  async callSucceeds(call: { to: Address; data: Hex; from?: Address; gas?: bigint }, options: ReadOptions = {}): Promise<boolean> {
+    try {
+      await this.client.request({
+        method: 'eth_call',
+        params: [
+          { to: call.to, data: call.data, ...(call.from ? { from: call.from } : {}), ...(call.gas !== undefined ? { gas: `0x${call.gas.toString(16)}` as Hex } : {}) },
+          options.blockNumber !== undefined ? (`0x${options.blockNumber.toString(16)}` as Hex) : 'latest',
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransientRpcError(error)) throw error;
+      return false;
+    }
+  }
+
   gasPrice(): Promise<bigint> {
     return this.client.getGasPrice();
   }

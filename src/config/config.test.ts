@@ -59,6 +59,12 @@ describe('configuration', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://bb.example/' }).exposure.publicUrl, 'https://bb.example');
   });
 
+  it('reads the hooks analytics query id (default: the upstream query), rejecting a non-positive one', () => {
+    assert.equal(loadConfig({}).analyticsHooksQueryId, 5302473);
+    assert.equal(loadConfig({ ANALYTICS_HOOKS_QUERY_ID: '77' }).analyticsHooksQueryId, 77);
+    assert.throws(() => loadConfig({ ANALYTICS_HOOKS_QUERY_ID: '0' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_HOOKS_QUERY_ID: expected an integer/.test(err.message));
+  });
+
   it('reads .env, with the real environment winning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bb-env-'));
     try {

@@ -57,6 +57,8 @@ export interface Config {
   holderApis: { moralisApiKey: string | null; ethplorerApiKey: string | null; goldRushApiKey: string | null };
   /** saved analytics query whose rows are pools (needs ANALYTICS_API_KEY) */
   analyticsYieldQueryId: number | null;
+  /** saved analytics query GET /hooks runs for reference networks we do not serve (needs ANALYTICS_API_KEY) */
+  analyticsHooksQueryId: number;
   /** timeout applied to every outbound HTTP/RPC call, ms */
   outboundTimeoutMs: number;
   /** hostile clients and real chains (issue 14): client identity, exposure of the devnet, per-client bounds */
@@ -256,6 +258,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     coingeckoApiKey: str(env, 'COINGECKO_API_KEY'),
     holderApis: { moralisApiKey: str(env, 'MORALIS_API_KEY'), ethplorerApiKey: str(env, 'ETHPLORER_API_KEY'), goldRushApiKey: str(env, 'GOLDRUSH_API_KEY') },
     analyticsYieldQueryId: str(env, 'ANALYTICS_YIELD_QUERY_ID') === null ? null : int(env, 'ANALYTICS_YIELD_QUERY_ID', 0, 1, Number.MAX_SAFE_INTEGER),
+    analyticsHooksQueryId: int(env, 'ANALYTICS_HOOKS_QUERY_ID', 5302473, 1, Number.MAX_SAFE_INTEGER),
     outboundTimeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', 10_000, 100, 120_000),
     exposure: {
       trustProxy: trustProxy(env),

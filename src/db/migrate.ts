@@ -8,6 +8,7 @@ import { statements as indexer } from './migrations/002_indexer.js';
 import { statements as auction } from './migrations/003_auction.js';
 import { statements as simulation } from './migrations/004_simulation.js';
 import { statements as affiliate } from './migrations/005_affiliate.js';
+import { statements as hooks } from './migrations/006_hooks.js';
 import { statements as notifications } from './migrations/007_notifications.js';
 
 function fromStatements(list: string[]): Migration {
@@ -26,6 +27,7 @@ export function allMigrations(): Record<string, Migration> {
     '003_auction': fromStatements(auction),
     '004_simulation': fromStatements(simulation),
     '005_affiliate': fromStatements(affiliate),
+    '006_hooks': fromStatements(hooks),
     '007_notifications': fromStatements(notifications),
   };
 }

@@ -129,6 +129,23 @@ export interface CompetitionSettlementsTable {
 export interface IndexerCheckpointsTable { chain_id: number; name: string; block_number: number; block_hash: Bytes; updated_at: CreatedAt }
 export interface IndexedBlocksTable { chain_id: number; number: number; hash: Bytes; parent_hash: Bytes; timestamp: number }
 
+export interface HookExecutionsTable extends LogKey {
+  block_time: ColumnType<Date, Date | string, Date | string>;
+  tx_hash: Bytes;
+  order_uid: Bytes;
+  hook_type: 'pre' | 'post';
+  hook_index: number;
+  target: Bytes;
+  gas_limit: Numeric;
+  success: boolean;
+  app_hash: Bytes | null;
+  app_code: string | null;
+  app_id: string | null;
+  is_bridging: boolean;
+  destination_chain_id: string | null;
+  destination_token_address: string | null;
+}
+
 export interface DB {
   chain_identity: ChainIdentityTable;
   app_data: AppDataTable;
@@ -146,6 +163,7 @@ export interface DB {
   competition_settlements: CompetitionSettlementsTable;
   indexer_checkpoints: IndexerCheckpointsTable;
   indexed_blocks: IndexedBlocksTable;
+  hook_executions: HookExecutionsTable;
   erc20_transfers: Erc20TransfersTable;
   token_holder_balances: TokenHolderBalancesTable;
   amm_pools: AmmPoolsTable;

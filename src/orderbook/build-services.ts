@@ -20,6 +20,7 @@ import type { OrderBookNetworkServices } from './routes/context.js';
 import { CompetitionStore } from '../auction/competition-store.js';
 import { AuctionStore } from '../auction/auction-store.js';
 import { createCompetitionStatus } from '../auction/competition-status.js';
+import { preHookAllowance } from '../chain/pre-hook-allowance.js';
 
 class NoEstimator implements TradeEstimator {
   readonly name = 'none';
@@ -64,9 +65,12 @@ export function buildOrderBookServices(
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy,
     chain: {
-      async balanceAndAllowance(owner, token) {
+      async balanceAndAllowance(owner, token, preHooks = []) {
         const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);
-        return { balance: r?.balance ?? 0n, allowance: r?.allowance ?? 0n };
+        const balance = r?.balance ?? 0n;
+        const allowance = r?.allowance ?? 0n;
+        const granted = await preHookAllowance(reader, { hooks: preHooks, owner, token, spender: network.vaultRelayer, trampoline: network.hooksTrampoline, now: now() });
+        return { balance, allowance: granted > allowance ? granted : allowance };
       },
       isValidSignature1271: (owner, digest, signature) => reader.isValidSignature1271(owner, digest, signature, { caller: settlement }),
     },

@@ -50,8 +50,8 @@ describe('parseAppDataDocument (§6.8)', () => {
       replacedOrderUid: UID_VECTOR.uid,
       signer: RECIPIENT.toLowerCase(),
       hooks: {
-        pre: [{ target: TARGET, callData: '0xabcd', gasLimit: 21000n }],
-        post: [{ target: RECIPIENT.toLowerCase(), callData: '0x', gasLimit: 2n ** 64n - 1n }],
+        pre: [{ target: TARGET, callData: '0xabcd', gasLimit: 21000n, dappId: 'x' }],
+        post: [{ target: RECIPIENT.toLowerCase(), callData: '0x', gasLimit: 2n ** 64n - 1n, dappId: null }],
       },
       partnerFees: [{ kind: 'volume', bps: 25, recipient: RECIPIENT.toLowerCase() }],
       enableFastPath: true,

@@ -24,6 +24,8 @@ export interface AppDataHook {
   readonly target: Address;
   readonly callData: Hex;
   readonly gasLimit: bigint;
+  /** the dApp that made the hook (`dappId`), null when absent */
+  readonly dappId: string | null;
 }
 
 export type PartnerFee =
@@ -130,6 +132,7 @@ function parseHook(value: unknown, path: string): AppDataHook {
     target: parseAddress(value.target, `${path}.target`),
     callData: callData.toLowerCase() as Hex,
     gasLimit: BigInt(gasLimit),
+    dappId: typeof value.dappId === 'string' ? value.dappId : null,
   };
 }
 

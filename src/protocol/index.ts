@@ -57,6 +57,19 @@ export { appDataHash, EMPTY_APP_DATA_JSON, EMPTY_APP_DATA_HASH, ZERO_APP_DATA } 
 export { parseAppDataDocument, AppDataError, MAX_APP_DATA_BYTES } from './app-data-document.js';
 export type { AppDataDocument, AppDataErrorCode, AppDataHook, PartnerFee, ProtocolAppData } from './app-data-document.js';
 
+export {
+  orderHooksOf,
+  hookGas,
+  trampolineGas,
+  trampolineInteraction,
+  permitHooks,
+  permitGrant,
+  HOOKS_TRAMPOLINE_ABI,
+  MAX_ORDER_GAS,
+  NO_ORDER_HOOKS,
+} from './order-hooks.js';
+export type { HookType, OrderHooks, PermitHook } from './order-hooks.js';
+
 export { encodeTradeFlags, decodeTradeFlags, TradeFlagsError } from './trade-flags.js';
 export type { TradeFlags } from './trade-flags.js';
 export { SETTLE_ABI, SETTLEMENT_OWNER_ABI, SETTLEMENT_READ_ABI, SETTLEMENT_EVENTS_ABI, SETTLEMENT_ABI } from './settlement-abi.js';

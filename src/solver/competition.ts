@@ -1,10 +1,10 @@
 /**
  * One competition: every solver solves the auction at once; each solution is checked (`verifySolution`) and
- * scored (CIP-38); they are ranked by score (best = 1, ties by solver order). The winner is the best one that
+ * scored (CIP-38, less the cost of the orders' hooks), with every order's hooks added as pre/post interactions; they are ranked by score (best = 1, ties by solver order). The winner is the best one that
  * also passes `accept` (the driver's on-chain simulation): the ones above it that fail are filtered out.
  */
 import type { Auction } from '../auction/auction-types.js';
-import { InvalidSolutionError, scoreSolution, verifySolution, type Solution, type Solver } from './solution.js';
+import { InvalidSolutionError, scoreSolution, verifySolution, withOrderHooks, type Solution, type Solver } from './solution.js';
 
 export interface RankedSolution {
   solution: Solution;
@@ -23,7 +23,8 @@ export interface CompetitionLogger {
 
 export type AcceptSolution = (solution: Solution) => Promise<{ ok: true } | { ok: false; reason: string }>;
 
-export async function runCompetition(auction: Auction, solvers: readonly Solver[], accept: AcceptSolution | null, logger?: CompetitionLogger): Promise<RankedSolution[]> {
+/** `gasPrice` (wei): what a unit of hook gas costs a solution's score. */
+export async function runCompetition(auction: Auction, solvers: readonly Solver[], accept: AcceptSolution | null, logger?: CompetitionLogger, gasPrice = 0n): Promise<RankedSolution[]> {
   if (auction.orders.length === 0) return [];
   const results = await Promise.allSettled(solvers.map((s) => s.solve(auction)));
   const entries: Array<{ solution: Solution; score: bigint; reason: string | null; order: number }> = [];
@@ -32,7 +33,8 @@ export async function runCompetition(auction: Auction, solvers: readonly Solver[
       logger?.warn({ err: result.reason, solver: solvers[i].name, auctionId: auction.id }, 'solver failed');
       return;
     }
-    for (const solution of result.value) {
+    for (const proposed of result.value) {
+      const solution = withOrderHooks(proposed);
       let reason: string | null = null;
       try {
         verifySolution(solution);
@@ -40,7 +42,7 @@ export async function runCompetition(auction: Auction, solvers: readonly Solver[
         if (!(err instanceof InvalidSolutionError)) throw err;
         reason = err.message;
       }
-      entries.push({ solution, score: reason === null ? scoreSolution(solution, auction.prices) : 0n, reason, order: entries.length });
+      entries.push({ solution, score: reason === null ? scoreSolution(solution, auction.prices, gasPrice) : 0n, reason, order: entries.length });
     }
   });
   entries.sort((x, y) => {

@@ -6,7 +6,7 @@ import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auctio
 import { decodeTradeFlags, type Settlement } from '../protocol/index.js';
 import { CowMatcher } from './cow-matcher.js';
 import { toSettlement } from './encode-solution.js';
-import { scoreSolution, surplusInNative, verifySolution, type Solution } from './solution.js';
+import { scoreSolution, surplusInNative, verifySolution, withOrderHooks, type Solution } from './solution.js';
 
 const A = '0x00000000000000000000000000000000000000aa' as Address; // "WETH", 18 decimals
 const B = '0x00000000000000000000000000000000000000bb' as Address; // "USDC", 6 decimals
@@ -39,6 +39,7 @@ function order(partial: Partial<SolvableOrder> & Pick<SolvableOrder, 'sellToken'
     remaining: 0n,
     available: 10n ** 40n,
     preInteractions: [],
+    hookGas: 0n,
     postInteractions: [],
     quote: null,
     ...partial,
@@ -187,5 +188,36 @@ describe('CoW matcher', () => {
     );
     assert.equal(runs, 200);
     assert.ok(solvedRuns >= 10, `only ${solvedRuns} of ${runs} random auctions were matched: the generator no longer produces crossing orders`);
+  });
+});
+
+describe('order hooks in solutions', () => {
+  const hook = (tag: string) => ({ target: '0x000000000000000000000000000000000000b00c' as Address, value: 0n, callData: `0x${tag}` as Hex });
+
+  it('adds each traded order\'s pre-interactions before the solver\'s own and its post-interactions after, once', () => {
+    const a = order({ sellToken: A, buyToken: B, sellAmount: E18, buyAmount: 2900n * E6, preInteractions: [hook('01')], postInteractions: [hook('02')], hookGas: 100_000n });
+    const b = order({ sellToken: B, buyToken: A, sellAmount: 3000n * E6, buyAmount: E18 / 2n, postInteractions: [hook('03')] });
+    const amm = { target: A, value: 0n, callData: '0xaa' as Hex };
+    const solution: Solution = {
+      solver: 't',
+      trades: [{ order: a, executedSell: E18, executedBuy: 3000n * E6 }, { order: b, executedSell: 3000n * E6, executedBuy: E18 }],
+      clearingPrices: new Map(),
+      interactions: { pre: [amm], intra: [amm], post: [amm] },
+      interactionEffects: [],
+    };
+    const hooked = withOrderHooks(solution);
+    assert.deepEqual(hooked.interactions, { pre: [hook('01'), amm], intra: [amm], post: [amm, hook('02'), hook('03')] });
+    assert.deepEqual(withOrderHooks(hooked).interactions, hooked.interactions, 'an engine that already included them gets no second copy');
+    const plain = { ...solution, trades: [{ order: order({ sellToken: A, buyToken: B, sellAmount: E18, buyAmount: 1n }), executedSell: E18, executedBuy: 1n }] };
+    assert.equal(withOrderHooks(plain), plain, 'no hooks: the solution as it was');
+  });
+
+  it('deducts the hooks\' gas at the gas price from the score', () => {
+    const a = order({ sellToken: A, buyToken: B, sellAmount: E18, buyAmount: 2900n * E6, hookGas: 100_000n });
+    const solution: Solution = { solver: 't', trades: [{ order: a, executedSell: E18, executedBuy: 3000n * E6 }], clearingPrices: new Map(), interactions: { pre: [], intra: [], post: [] }, interactionEffects: [] };
+    const prices = auctionOf([a]).prices;
+    const free = scoreSolution(solution, prices);
+    assert.ok(free > 0n);
+    assert.equal(scoreSolution(solution, prices, 7n), free - 700_000n);
   });
 });

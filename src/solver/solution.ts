@@ -65,11 +65,31 @@ export function surplusInNative(trade: ProposedTrade, prices: Map<Address, bigin
   return scaled <= 0n ? 0n : (scaled * price) / (order.buyAmount * PRICE_SCALE);
 }
 
-/** CIP-38 score: Σ surplus + protocol fees (no fee policies are configured, so fees add nothing), in native atoms. */
-export function scoreSolution(solution: Solution, prices: Map<Address, bigint>): bigint {
+/**
+ * CIP-38 score: Σ surplus + protocol fees (no fee policies are configured, so fees add nothing), in native atoms,
+ * less what the orders' hooks cost to run (their gas at `gasPrice`, wei = native atoms): a solution that settles
+ * expensive hooks must bring the surplus to pay for them.
+ */
+export function scoreSolution(solution: Solution, prices: Map<Address, bigint>, gasPrice = 0n): bigint {
   let score = 0n;
-  for (const trade of solution.trades) score += surplusInNative(trade, prices);
+  for (const trade of solution.trades) score += surplusInNative(trade, prices) - trade.order.hookGas * gasPrice;
   return score;
+}
+
+/**
+ * The solution with its orders' hooks as settlement interactions: each traded order's pre-interactions (its
+ * pre-hooks through the trampoline, present only before its first fill) before the solver's own, its
+ * post-interactions after them. Whatever engine produced the solution, hooks are settled the same way; an
+ * engine that already included them gets no second copy.
+ */
+export function withOrderHooks(solution: Solution): Solution {
+  const same = (a: Interaction, b: Interaction): boolean => a.target === b.target && a.callData === b.callData && a.value === b.value;
+  const missing = (list: readonly Interaction[], wanted: Interaction[]): Interaction[] => wanted.filter((w) => !list.some((i) => same(i, w)));
+  const pre = missing(solution.interactions.pre, solution.trades.flatMap((t) => t.order.preInteractions));
+  const post = missing(solution.interactions.post, solution.trades.flatMap((t) => t.order.postInteractions));
+  if (pre.length === 0 && post.length === 0) return solution;
+  const { interactions } = solution;
+  return { ...solution, interactions: { pre: [...pre, ...interactions.pre], intra: interactions.intra, post: [...interactions.post, ...post] } };
 }
 
 /** The contract's limit check on a trade: sellAmount × executedBuy ≥ buyAmount × executedSell (with per-trade prices). */

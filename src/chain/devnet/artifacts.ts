@@ -25,6 +25,8 @@ export interface DevnetArtifacts {
   devnetToken: ContractArtifact;
   demoSmartWallet: ContractArtifact;
   multicall3: ContractArtifact;
+  /** our HooksTrampoline (installed with anvil_setCode at HOOKS_TRAMPOLINE_ADDRESS on every start) */
+  hooksTrampoline: ContractArtifact;
 }
 
 interface RawArtifact {
@@ -78,5 +80,6 @@ export function loadDevnetArtifacts(): DevnetArtifacts {
     devnetToken: own('DevnetToken'),
     demoSmartWallet: own('DemoSmartWallet'),
     multicall3: own('Multicall3'),
+    hooksTrampoline: own('HooksTrampoline'),
   };
 }

@@ -28,6 +28,7 @@ import {
   BALANCER_VAULT_ADDRESS,
   CREATE2_DEPLOYER_ADDRESS,
   DEVNET_DOMAIN_SEPARATOR,
+  HOOKS_TRAMPOLINE_ADDRESS,
   MULTICALL3_ADDRESS,
   SETTLEMENT_ADDRESS,
   SETTLEMENT_SALT,
@@ -94,6 +95,17 @@ const GAS = {
   wallet: 1_200_000n,
   addLiquidity: 3_300_000n,
 };
+
+/**
+ * Places the hooks trampoline's runtime code at its fixed address. Called on every start (fresh or restored), so a
+ * chain saved before the trampoline existed gets it too, and a changed contract replaces the old code.
+ */
+export async function installHooksTrampoline(rpc: DevnetRpc, artifacts: Pick<DevnetArtifacts, 'hooksTrampoline'> = loadDevnetArtifacts()): Promise<Address> {
+  await rpc.request('anvil_setCode', [HOOKS_TRAMPOLINE_ADDRESS, artifacts.hooksTrampoline.deployedBytecode]);
+  const code = await rpc.request<Hex>('eth_getCode', [HOOKS_TRAMPOLINE_ADDRESS, 'latest']);
+  if (code.toLowerCase() !== artifacts.hooksTrampoline.deployedBytecode.toLowerCase()) throw new Error('devnet: hooks trampoline code was not installed');
+  return HOOKS_TRAMPOLINE_ADDRESS;
+}
 
 /** Amount of `symbol` worth `usd` at its anchor price, in base units. */
 export function usdToUnits(usd: number, symbol: string, decimals: number): bigint {
@@ -360,6 +372,7 @@ export async function deployDevnet(
       ammRouter: router,
       multicall3: MULTICALL3_ADDRESS,
       smartWallet,
+      hooksTrampoline: HOOKS_TRAMPOLINE_ADDRESS,
     },
     tokens,
     pools,

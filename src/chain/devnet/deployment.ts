@@ -11,6 +11,8 @@ export const VAULT_RELAYER_ADDRESS: Address = '0xC92E8bdf79f0507f65a392b0ab46677
 export const AUTHENTICATOR_ADDRESS: Address = '0x2c4c28DDBdAc9C5E7055b4C863b72eA0149D8aFE';
 export const BALANCER_VAULT_ADDRESS: Address = '0xBA12222222228d8Ba445958a75a0704d566BF2C8';
 export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** Our HooksTrampoline (contracts/HooksTrampoline.sol): runs order hooks inside settlements; placed with anvil_setCode. */
+export const HOOKS_TRAMPOLINE_ADDRESS: Address = '0x000000000000000000000000000000000000B00c';
 /** Arachnid's deterministic-deployment proxy, pre-deployed by anvil. */
 export const CREATE2_DEPLOYER_ADDRESS: Address = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
 /** bytes32("Mattresses in Berlin!"), the salt the settlement was deployed with on every chain. */
@@ -51,6 +53,8 @@ export interface DevnetContracts {
   ammRouter: Address;
   multicall3: Address;
   smartWallet: Address;
+  /** the hooks trampoline the settlement calls to run order hooks */
+  hooksTrampoline: Address;
 }
 
 export interface DevnetDeployment {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { settlementAbi } from './abis.js';
 import { AnvilStartError, DEVNET_CHAIN_ID, startAnvil, type AnvilExit, type AnvilProcess } from './anvil-process.js';
-import { deployDevnet } from './deploy.js';
+import { deployDevnet, installHooksTrampoline } from './deploy.js';
 import {
   DEPLOYMENT_FORMAT_VERSION,
   DEVNET_DOMAIN_SEPARATOR,
@@ -36,6 +36,7 @@ export type { DevnetAccount, DevnetContracts, DevnetDeployment, DevnetPool, Devn
 export {
   AUTHENTICATOR_ADDRESS,
   DEVNET_DOMAIN_SEPARATOR,
+  HOOKS_TRAMPOLINE_ADDRESS,
   MULTICALL3_ADDRESS,
   SETTLEMENT_ADDRESS,
   VAULT_RELAYER_ADDRESS,
@@ -238,6 +239,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     const live = anvil!;
     const record = stored!;
     const rpc = createDevnetRpc(live.rpcUrl);
+    // every start: a chain saved before the trampoline existed gets it as well
+    record.deployment.contracts.hooksTrampoline = await installHooksTrampoline(rpc);
     if (options.blockTime > 0) await rpc.request('evm_setIntervalMining', [options.blockTime]);
     else await rpc.request('evm_setAutomine', [true]);
 

@@ -63,19 +63,28 @@ describe('devnet persistence', () => {
       contracts: devnet.deployment.contracts,
       deployerNonce: await nonceOf(devnet, 'deployer'),
     };
+    // pretend this chain was saved before the hooks trampoline existed: no code, no record of it
+    const trampoline = devnet.deployment.contracts.hooksTrampoline;
+    assert.ok((await rpcOf(devnet).request<Hex>('eth_getCode', [trampoline, 'latest'])).length > 2);
+    await rpcOf(devnet).request('anvil_setCode', [trampoline, '0x']);
+    await sleep(1500); // a state dump without it
     await stop(devnet);
     assert.ok(existsSync(statePath()) && statSync(statePath()).size > 1000);
     const stored = JSON.parse(readFileSync(deploymentPath(), 'utf8'));
     assert.equal(stored.genesisHash, first.genesisHash);
     assert.equal(stored.chainId, 31337);
     assert.deepEqual(stored.deployment.contracts, first.contracts);
+    delete stored.deployment.contracts.hooksTrampoline;
+    writeFileSync(deploymentPath(), JSON.stringify(stored));
   });
 
   it('a restart resumes the same chain: same genesis, same or higher block, no redeploy, no replay', async () => {
     const { devnet, logs } = await start();
     assert.equal(devnet.fresh, false);
     assert.equal(devnet.genesisHash, first.genesisHash);
-    assert.deepEqual(devnet.deployment.contracts, first.contracts);
+    assert.deepEqual(devnet.deployment.contracts, first.contracts, 'the hooks trampoline is listed again');
+    const code = await rpcOf(devnet).request<Hex>('eth_getCode', [first.contracts.hooksTrampoline, 'latest']);
+    assert.ok(code.length > 2, 'a chain saved without the trampoline gets it on restart');
     assert.ok((await blockNumber(devnet)) >= first.height, 'block height kept');
     assert.equal(await nonceOf(devnet, 'deployer'), first.deployerNonce, 'nothing redeployed');
     assert.equal(devnet.timings.deployMs, null);

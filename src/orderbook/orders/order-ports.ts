@@ -1,10 +1,14 @@
 /** What the order services need from the chain and from the quoter, as interfaces (the app wires real ones). */
 import type { Address, Hex } from 'viem';
+import type { AppDataHook } from '../../protocol/index.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
 
 export interface OrderChainReads {
-  /** ERC-20 balance of the owner and its allowance to the vault relayer, read together */
-  balanceAndAllowance(owner: Address, token: Address): Promise<{ balance: bigint; allowance: bigint }>;
+  /**
+   * ERC-20 balance of the owner and its allowance to the vault relayer, read together; the allowance counts what
+   * the order's pre-hooks would grant (an EIP-2612 permit to the vault relayer that simulates successfully)
+   */
+  balanceAndAllowance(owner: Address, token: Address, preHooks?: readonly AppDataHook[]): Promise<{ balance: bigint; allowance: bigint }>;
   /** EIP-1271 `isValidSignature(digest, signature)` on the owner contract returns the magic value */
   isValidSignature1271(owner: Address, digest: Hex, signature: Hex): Promise<boolean>;
 }

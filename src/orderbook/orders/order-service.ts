@@ -10,6 +10,9 @@ import {
   SignatureError,
   ZERO_ADDRESS,
   computeOrderUid,
+  hookGas,
+  MAX_ORDER_GAS,
+  NO_ORDER_HOOKS,
   orderDigest,
   orderDomain,
   parseAppDataDocument,
@@ -21,6 +24,7 @@ import {
 import { OrderBookError } from '../../http/errors.js';
 import type { AppDataService } from '../app-data.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
+import { EIP1271_VERIFICATION_GAS } from '../quotes/quote-service.js';
 import type { OrderRepository, StoredOrder } from './order-repository.js';
 import type { OrderChainReads, OrderPolicy, OrderQuoter } from './order-ports.js';
 import { isFullyExecuted, isInvalidated, orderStatus } from './order-status.js';
@@ -134,7 +138,7 @@ export class OrderService {
     //    usually approve in the same transaction as setPreSignature, so they are checked at auction time
     if (body.signingScheme !== 'presign') {
       const needed = sellAmount + feeAmount;
-      const { balance, allowance } = await this.deps.chain.balanceAndAllowance(owner, sellToken);
+      const { balance, allowance } = await this.deps.chain.balanceAndAllowance(owner, sellToken, document?.protocol.hooks.pre ?? []);
       if (balance < needed) throw new OrderBookError('InsufficientBalance', `owner balance ${balance} of ${sellToken} is below sellAmount + feeAmount = ${needed}`);
       if (allowance < needed) throw new OrderBookError('InsufficientAllowance', `allowance ${allowance} to the vault relayer is below sellAmount + feeAmount = ${needed}; approve the vault relayer, not the settlement`);
     }
@@ -150,6 +154,10 @@ export class OrderService {
     } catch (err) {
       if (!(err instanceof OrderBookError && err.errorType === 'NoLiquidity')) throw err;
     }
+
+    // 11. gas: quote gas + hook gas + EIP-1271 verification gas within the upstream limit
+    const orderGas = (quote?.gasAmount ?? 0n) + hookGas(document?.protocol.hooks ?? NO_ORDER_HOOKS) + (body.signingScheme === 'eip1271' ? EIP1271_VERIFICATION_GAS : 0n);
+    if (orderGas > MAX_ORDER_GAS) throw new OrderBookError('TooMuchGas', `the order needs ${orderGas} gas (quote, hooks and signature check); the limit is ${MAX_ORDER_GAS}`);
 
     // 10. limit orders outside the market count towards a per-owner cap; presign orders only once signed on
     //     chain (anyone may post one in any owner's name), so a new one never hits the cap

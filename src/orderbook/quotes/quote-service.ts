@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
-import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256 } from '../../protocol/index.js';
+import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf } from '../../protocol/index.js';
 import { OrderBookError } from '../../http/errors.js';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toNumeric } from '../../db/codec.js';
@@ -67,7 +67,7 @@ const MIN_VALIDITY = 60;
 const MAX_MARKET_VALIDITY = 3 * 3600;
 const STANDARD_EXPIRY_S = 60;
 const ONCHAIN_EXPIRY_S = 600;
-const EIP1271_VERIFICATION_GAS = 27_000n;
+export const EIP1271_VERIFICATION_GAS = 27_000n;
 /** expired quotes are deleted at most this often (seconds), by the next quote stored */
 const QUOTE_PRUNE_INTERVAL_S = 60;
 
@@ -119,7 +119,7 @@ export class QuoteService implements OrderQuoter {
       const known = await this.deps.appData.get(appDataHash);
       if (known === null) throw new OrderBookError('InvalidAppData', `Unknown pre-image for app data hash ${appDataHash}`);
       appDataOut = appDataHash;
-      gasForHooks = hookGas(known);
+      gasForHooks = hookGas(orderHooksOf(known));
     } else {
       let doc;
       try {
@@ -133,7 +133,7 @@ export class QuoteService implements OrderQuoter {
       }
       appDataHash = doc.hash;
       appDataOut = body.appData;
-      gasForHooks = hookGas(body.appData);
+      gasForHooks = hookGas(doc.protocol.hooks);
     }
 
     // order-level rules
@@ -336,15 +336,6 @@ export function feeInSellToken(gas: bigint, gasPrice: bigint, sellTokenPrice: nu
   const SCALE = 10n ** 18n;
   const scaledPrice = BigInt(Math.max(1, Math.round(sellTokenPrice * 1e18)));
   return (nativeCost * SCALE + scaledPrice - 1n) / scaledPrice;
-}
-
-function hookGas(text: string): bigint {
-  try {
-    const { hooks } = parseAppDataDocument(text).protocol;
-    return [...hooks.pre, ...hooks.post].reduce((sum, h) => sum + h.gasLimit, 0n);
-  } catch {
-    return 0n;
-  }
 }
 
 function parseAmount(value: string, field: string): bigint {
