@@ -3,12 +3,12 @@
  * printed as a table and written to bench/results.json. No figure is asserted anywhere.
  */
 import { writeFileSync } from 'node:fs';
+import { benchWebhookChannel } from './webhook-channel.js';
 import { benchOrderSignature } from './order-signature.js';
 import { benchOrderBook } from './orderbook.js';
 import { benchUsdPrice } from './usd-price.js';
 import { benchBalanceStream } from './balance-stream.js';
 import { benchAuctionBuild } from './auction-build.js';
-import { benchWebhookChannel } from './webhook-channel.js';
 
 export interface Figure {
   name: string;
@@ -21,12 +21,12 @@ export interface Figure {
 }
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
+  ['webhook-channel', benchWebhookChannel],
   ['order-signature', benchOrderSignature],
   ['orderbook', benchOrderBook],
   ['usd-price', benchUsdPrice],
   ['balance-stream', benchBalanceStream],
   ['auction-build', benchAuctionBuild],
-  ['webhook-channel', benchWebhookChannel],
 ];
 
 async function main() {
