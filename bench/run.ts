@@ -3,6 +3,7 @@
  * printed as a table and written to bench/results.json. No figure is asserted anywhere.
  */
 import { writeFileSync } from 'node:fs';
+import { benchWebhookChannel } from './webhook-channel.js';
 import { benchOrderSignature } from './order-signature.js';
 import { benchOrderBook } from './orderbook.js';
 import { benchUsdPrice } from './usd-price.js';
@@ -21,6 +22,7 @@ export interface Figure {
 }
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
+  ['webhook-channel', benchWebhookChannel],
   ['order-signature', benchOrderSignature],
   ['orderbook', benchOrderBook],
   ['usd-price', benchUsdPrice],

@@ -9,8 +9,8 @@
  *   const r = await guardedRequest(new URL('https://hooks.example/in'), { method: 'POST', headers, body }, { allowPrivate: false, timeoutMs: 10_000 });
  *   if (r.kind === 'response' && r.status === 204) ...
  */
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { hostOf, resolveTargetHost, TargetAddressError, type ResolveHost, type ResolvedAddress } from './target-address.js';
 
@@ -27,6 +27,11 @@ export interface GuardedRequestOptions {
   resolve?: ResolveHost;
   /** at most this many response body bytes are read (the rest is discarded); default 64 KiB */
   maxResponseBytes?: number;
+  /**
+   * keep-alive agents to reuse connections (default: a fresh connection per request). Safe with the address
+   * check: a pooled socket was opened to an address that was checked when it was opened.
+   */
+  agents?: { http: HttpAgent; https: HttpsAgent };
 }
 
 export type GuardedOutcome =
@@ -79,7 +84,7 @@ export async function guardedRequest(url: URL, init: GuardedRequestInit, options
     headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) },
     lookup: pinnedLookup(addresses),
     signal: deadline,
-    agent: false,
+    agent: options.agents ? (url.protocol === 'https:' ? options.agents.https : options.agents.http) : false,
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   try {

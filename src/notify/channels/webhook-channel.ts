@@ -13,6 +13,8 @@
  *   await webhook.deliver(notification, { subscriptionId, channel: 'webhook', target, secret });
  */
 import { randomBytes } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryResult, DeliveryTarget, NotificationChannel, OutgoingNotification } from './channel.js';
 import { guardedRequest, parseRetryAfter } from './guarded-http.js';
@@ -62,10 +64,21 @@ export class WebhookChannel implements NotificationChannel {
   readonly name = 'webhook' as const;
   private readonly timeoutMs: number;
   private readonly now: () => number;
+  /** connections to receivers are kept alive between deliveries (idle ones close after 5 s and never hold the process open) */
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true, maxSockets: 16, timeout: 5_000 }),
+    https: new HttpsAgent({ keepAlive: true, maxSockets: 16, timeout: 5_000 }),
+  };
 
   constructor(private readonly options: WebhookChannelOptions) {
     this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
     this.now = options.now ?? Date.now;
+  }
+
+  /** Closes the pooled connections (at shutdown). */
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   missingConfiguration(): string | null {
@@ -108,6 +121,7 @@ export class WebhookChannel implements NotificationChannel {
       timeoutMs: this.timeoutMs,
       resolve: this.options.resolve,
       maxResponseBytes: 1024,
+      agents: this.agents,
     });
     if (outcome.kind === 'refused') return { ok: false, retryable: outcome.error.kind === 'unresolved', error: outcome.error.message };
     if (outcome.kind !== 'response') return { ok: false, retryable: true, error: outcome.error };
