@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
+import { subscribeTypedData, unsubscribeTypedData } from '../src/aux/notifications/subscription-signatures.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
 
@@ -106,6 +107,23 @@ describe('OpenAPI document', () => {
     await checked_call('GET', '/31337/yield/pools-average-apr');
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input: '0x' }]);
     await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: 'nope', to: usdc, input: '0x' }]);
-    assert.ok(checked >= 36);
+    // notifications (issue 11)
+    await checked_call('GET', `/accounts/${trader.address}/notifications?limit=5`);
+    await checked_call('GET', '/accounts/0x1234/notifications');
+    const deadline = Math.floor(Date.now() / 1000) + 600;
+    const target = 'http://127.0.0.1:9/openapi';
+    const signed = await trader.signTypedData(subscribeTypedData({ account: trader.address, channel: 'webhook', target, deadline }));
+    const sub = await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline, signature: signed });
+    assert.equal(sub.status, 201);
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline, signature: signed });
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target: `${target}/x`, deadline, signature: signed });
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline: 1, signature: signed });
+    await checked_call('GET', `/accounts/${trader.address}/subscriptions`);
+    const unsigned = await trader.signTypedData(unsubscribeTypedData({ account: trader.address, id: sub.body.id, deadline }));
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/sub_nope`, { deadline, signature: unsigned });
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
+    await checked_call('GET', '/notifications/vapid-public-key');
+    assert.ok(checked >= 47);
   });
 });
