@@ -10,6 +10,7 @@ import { benchUsdPrice } from './usd-price.js';
 import { benchBalanceStream } from './balance-stream.js';
 import { benchAuctionBuild } from './auction-build.js';
 import { benchDashboard } from './dashboard.js';
+import { benchNotifications } from './notifications.js';
 
 export interface Figure {
   name: string;
@@ -29,6 +30,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['balance-stream', benchBalanceStream],
   ['auction-build', benchAuctionBuild],
   ['dashboard', benchDashboard],
+  ['notifications', benchNotifications],
 ];
 
 async function main() {

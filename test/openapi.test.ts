@@ -10,6 +10,7 @@ import type { Hex } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
 import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
+import { subscribeTypedData, unsubscribeTypedData } from '../src/aux/notifications/subscription-signatures.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
 
@@ -131,6 +132,23 @@ describe('OpenAPI document', () => {
     // hooks analytics
     await checked_call('GET', '/hooks?blockchain=devnet&period=last%201d&limit=10');
     await checked_call('GET', '/hooks?blockchain=devnet&period=last%202d');
-    assert.ok(checked >= 62);
+    // notifications (issue 11)
+    await checked_call('GET', `/accounts/${trader.address}/notifications?limit=5`);
+    await checked_call('GET', '/accounts/0x1234/notifications');
+    const deadline = Math.floor(Date.now() / 1000) + 600;
+    const target = 'http://127.0.0.1:9/openapi';
+    const signed = await trader.signTypedData(subscribeTypedData({ account: trader.address, channel: 'webhook', target, deadline }));
+    const sub = await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline, signature: signed });
+    assert.equal(sub.status, 201);
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline, signature: signed });
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target: `${target}/x`, deadline, signature: signed });
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline: 1, signature: signed });
+    await checked_call('GET', `/accounts/${trader.address}/subscriptions`);
+    const unsigned = await trader.signTypedData(unsubscribeTypedData({ account: trader.address, id: sub.body.id, deadline }));
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/sub_nope`, { deadline, signature: unsigned });
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
+    await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
+    await checked_call('GET', '/notifications/vapid-public-key');
+    assert.ok(checked >= 75);
   });
 });

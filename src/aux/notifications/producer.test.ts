@@ -124,4 +124,24 @@ describe('notification producer (real devnet)', () => {
     assert.ok(list.length >= 4);
     for (let i = 1; i < list.length; i++) assert.ok(list[i - 1]!.timestamp >= list[i]!.timestamp, 'newest first');
   });
+
+  it('confirmations hold fills back; a reorg below the checkpoint makes the producer look again', async () => {
+    const db = app.database.db;
+    await producer.step();
+    const fills = await db.selectFrom('notifications').select(['id', 'metadata']).where('type', '=', 'order_filled').execute();
+    assert.ok(fills.length > 0);
+    const newest = fills.reduce((a, b) => (Number((a.metadata as { blockNumber: number }).blockNumber) > Number((b.metadata as { blockNumber: number }).blockNumber) ? a : b));
+    await db.deleteFrom('notifications').where('id', '=', newest.id).execute();
+
+    // a producer that wants more confirmations than the chain has blocks does not announce it
+    const cautious = producerFor(app.networks[0]!, db, { confirmations: 1_000_000, priceImprovementBps: 1 });
+    await cautious.step();
+    assert.equal((await db.selectFrom('notifications').select('id').where('id', '=', newest.id).execute()).length, 0, 'not confirmed yet');
+
+    // the checkpoint block's hash no longer matches the indexed chain: the producer steps back and re-produces
+    const fillBlock = Number((newest.metadata as { blockNumber: number }).blockNumber);
+    await db.updateTable('notification_checkpoints').set({ block_number: fillBlock + 10, block_hash: toBytes(`0x${'ee'.repeat(32)}`) }).execute();
+    await producer.step();
+    assert.equal((await db.selectFrom('notifications').select('id').where('id', '=', newest.id).execute()).length, 1, 'found again after the rewind');
+  });
 });

@@ -166,3 +166,33 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(Buffer.from(res.body.publicKey, 'base64url').length, 65);
   });
 });
+
+describe('notifications behind CMS_ENABLED=false', () => {
+  it('every route answers 503 naming the variable', async () => {
+    const { pino } = await import('pino');
+    const { buildHttpServer } = await import('../../http/server.js');
+    const { openDatabase } = await import('../../db/connection.js');
+    const { registerNotificationRoutes } = await import('./routes.js');
+    const { SubscriptionService } = await import('./subscription-service.js');
+    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+    const server = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
+    try {
+      registerNotificationRoutes(server, { db: database.db, subscriptions: new SubscriptionService({ db: database.db, channels: new Map(), contractSignatures: [] }), enabled: false, vapidPublicKey: () => null });
+      const account = `0x${'12'.repeat(20)}`;
+      for (const [method, url, payload] of [
+        ['GET', `/accounts/${account}/notifications`],
+        ['GET', `/accounts/${account}/subscriptions`],
+        ['POST', `/accounts/${account}/subscriptions`, { channel: 'webhook', target: 'http://x', deadline: now() + 60, signature: `0x${'11'.repeat(65)}` }],
+        ['DELETE', `/accounts/${account}/subscriptions/sub_1`, { deadline: now() + 60, signature: `0x${'11'.repeat(65)}` }],
+        ['GET', '/notifications/vapid-public-key'],
+      ] as const) {
+        const res = await server.inject({ method, url, ...(payload ? { payload } : {}) });
+        assert.equal(res.statusCode, 503, `${method} ${url}`);
+        assert.match(res.json().message, /CMS_ENABLED=false/);
+      }
+    } finally {
+      await server.close();
+      await database.close();
+    }
+  });
+});
