@@ -8,6 +8,7 @@ import { benchOrderBook } from './orderbook.js';
 import { benchUsdPrice } from './usd-price.js';
 import { benchBalanceStream } from './balance-stream.js';
 import { benchAuctionBuild } from './auction-build.js';
+import { benchAffiliateStats } from './affiliate-stats.js';
 
 export interface Figure {
   name: string;
@@ -25,6 +26,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['usd-price', benchUsdPrice],
   ['balance-stream', benchBalanceStream],
   ['auction-build', benchAuctionBuild],
+  ['affiliate-stats', benchAffiliateStats],
 ];
 
 async function main() {
