@@ -11,6 +11,7 @@ import { benchBalanceStream } from './balance-stream.js';
 import { benchAuctionBuild } from './auction-build.js';
 import { benchDashboard } from './dashboard.js';
 import { benchNotifications } from './notifications.js';
+import { benchAffiliateStats } from './affiliate-stats.js';
 
 export interface Figure {
   name: string;
@@ -31,6 +32,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['auction-build', benchAuctionBuild],
   ['dashboard', benchDashboard],
   ['notifications', benchNotifications],
+  ['affiliate-stats', benchAffiliateStats],
 ];
 
 async function main() {
