@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
-import { clientKeyOf, type TrustProxy } from './client-identity.js';
+import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
@@ -72,8 +72,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
   const server = Fastify({
     loggerInstance: options.logger,
     bodyLimit: MAX_BODY_LIMIT,
-    // Fastify takes a hop count too (its type omits it)
-    trustProxy: (options.trustProxy ?? false) as boolean,
+    trustProxy: fastifyTrustProxy(options.trustProxy ?? false),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: undefined,
