@@ -191,6 +191,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       chains: new Map(networks.map((n) => [n.chainId, { rpcUrl: n.rpcUrl, wrappedNative: n.wrappedNative ?? undefined }])),
       simulator,
       db: database.db,
+      publicBaseUrl: config.exposure.publicUrl,
       options: { logger },
     });
 

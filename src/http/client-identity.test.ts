@@ -40,9 +40,11 @@ describe('rate limits key on the real client behind trusted proxies', () => {
 
   let trusted: string;
   let untrusted: string;
+  let oneHop: string;
   before(async () => {
     trusted = await start(['127.0.0.1/32']);
     untrusted = await start(false);
+    oneHop = await start(1);
   });
   after(async () => {
     for (const s of servers) await s.close();
@@ -51,6 +53,7 @@ describe('rate limits key on the real client behind trusted proxies', () => {
   it('a trusted proxy’s X-Forwarded-For names the client; an untrusted one is ignored', async () => {
     assert.equal(await whoIs(trusted, '203.0.113.9'), '203.0.113.9');
     assert.equal(await whoIs(untrusted, '203.0.113.9'), '127.0.0.1');
+    assert.equal(await whoIs(oneHop, '10.9.9.9, 203.0.113.9'), '203.0.113.9', 'one trusted hop: the address it forwarded for');
   });
 
   it('one client over its limit does not limit another client behind the same proxy', async () => {

@@ -30,6 +30,16 @@ export function parseTrustProxy(raw: string | null): TrustProxy | null {
   return entries;
 }
 
+/**
+ * Fastify's `trustProxy` for a setting. A hop count becomes a function trusting that many hops from the socket
+ * (Fastify's own number form trusts none); use it only when every request reaches the node through those
+ * proxies, since a direct client could otherwise name itself in X-Forwarded-For.
+ */
+export function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting;
+}
+
 /** The key a client is counted under: IPv4 as is (also when IPv4-mapped), IPv6 by its /64 prefix. */
 export function clientKey(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);

@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
-import { clientKeyOf, type TrustProxy } from './client-identity.js';
+import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
@@ -86,8 +86,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
   const server = Fastify({
     loggerInstance: options.logger,
     bodyLimit: MAX_BODY_LIMIT,
-    // Fastify takes a hop count too (its type omits it)
-    trustProxy: (options.trustProxy ?? false) as boolean,
+    trustProxy: fastifyTrustProxy(options.trustProxy ?? false),
     return503OnClosing: true,
     // one line per request, at debug: the terminal of `npm start` stays readable at info
     logController: new RequestLogAtDebug(),

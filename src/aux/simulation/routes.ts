@@ -11,7 +11,8 @@
  * A reverting transaction is not an error: 200 with `status: false` and the failure's details.
  */
 import type { Kysely } from 'kysely';
-import type { FastifyRequest } from 'fastify';
+import { clientKeyOf } from '../../http/client-identity.js';
+import { ClientQuota, DEFAULT_CLIENT_QUOTA, applyGasBudget, type ClientQuotaLimits } from './client-quota.js';
 import type { DB } from '../../db/schema.js';
 import { AuxError } from '../../http/errors.js';
 import { MAX_BODY_LIMIT, sendJson, type HttpServer } from '../../http/server.js';
@@ -37,16 +38,24 @@ export interface SimulationRouteContext {
   simulator: BundleSimulator;
   db: Kysely<DB>;
   /**
-   * Public base URL for result links, e.g. https://api.example.org (no trailing slash needed). Null or absent:
-   * derived from each request (protocol and Host header).
+   * Public base URL for result links, e.g. https://api.example.org (PUBLIC_URL). Null or absent: relative links
+   * (`/{chainId}/simulation/{id}`), never derived from the request's Host or X-Forwarded-Host (a client could
+   * make the server hand out links to any site).
    */
   publicBaseUrl?: string | (() => string | null) | null;
   options?: {
+    /** per-client quotas (default 2 concurrent, 30 a minute) */
+    clientQuota?: ClientQuotaLimits;
+    /** total gas of one bundle (default 2^27) */
+    bundleGas?: number;
     /** keep stored runs this long (default 30 days; 0 = forever) */
     retentionMs?: number;
     logger?: SimulationLogger;
   };
 }
+
+/** default total gas of one bundle: eight transactions at the per-transaction cap */
+const DEFAULT_BUNDLE_GAS = 2 ** 27;
 
 const GAS_NOTE =
   'Gas: without `gas_price` a transaction runs at gas price 0 (free, so senders need no ether); with it, the price is honoured. ' +
@@ -60,13 +69,14 @@ export function registerSimulationRoutes(server: HttpServer, ctx: SimulationRout
     retentionMs: ctx.options?.retentionMs,
     logger: ctx.options?.logger,
   });
-  const errors = { 400: MessageSchema, 404: MessageSchema, 500: MessageSchema, 502: MessageSchema };
+  const errors = { 400: MessageSchema, 404: MessageSchema, 429: MessageSchema, 500: MessageSchema, 502: MessageSchema };
 
-  const baseUrlOf = (req: FastifyRequest): string => {
+  const baseUrl = (): string => {
     const configured = typeof ctx.publicBaseUrl === 'function' ? ctx.publicBaseUrl() : ctx.publicBaseUrl;
-    const base = configured ?? `${req.protocol}://${req.host}`;
-    return base.replace(/\/+$/, '');
+    return (configured ?? '').replace(/\/+$/, '');
   };
+  const quota = new ClientQuota(ctx.options?.clientQuota ?? DEFAULT_CLIENT_QUOTA);
+  const bundleGas = ctx.options?.bundleGas ?? DEFAULT_BUNDLE_GAS;
 
   const requireChain = (chainId: number) => {
     if (!service.supports(chainId)) {
@@ -96,12 +106,17 @@ export function registerSimulationRoutes(server: HttpServer, ctx: SimulationRout
       requireChain(chainId);
       let transactions;
       try {
-        transactions = normalizeBundle(req.body as SimulationTransactionBody[]);
+        transactions = applyGasBudget(normalizeBundle(req.body as SimulationTransactionBody[]), bundleGas);
       } catch (err) {
         if (err instanceof BundleInputError) throw new AuxError(400, err.message);
         throw err;
       }
-      const base = baseUrlOf(req);
+      const slot = quota.acquire(clientKeyOf(req));
+      if ('refused' in slot) {
+        reply.header('retry-after', '5');
+        throw new AuxError(429, slot.refused);
+      }
+      const base = baseUrl();
       try {
         const result = await service.simulate(chainId, transactions, (id) => `${base}/${chainId}/simulation/${id}`);
         return sendJson(reply, 200, result);
@@ -109,6 +124,8 @@ export function registerSimulationRoutes(server: HttpServer, ctx: SimulationRout
         if (err instanceof SimulationUnavailableError) throw new AuxError(502, `simulation provider unavailable: ${err.message}`);
         if (err instanceof SimulationFailedError) throw new AuxError(500, `simulation failed: ${err.message}`);
         throw err;
+      } finally {
+        slot.release();
       }
     },
   );

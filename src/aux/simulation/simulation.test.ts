@@ -268,6 +268,42 @@ describe('simulation API on the devnet', () => {
     });
   });
 
+  it('links relatively without PUBLIC_URL, never to the request’s Host or X-Forwarded-Host', async () => {
+    const plain = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
+    registerSimulationRoutes(plain, { chains: new Map([[31337, { rpcUrl: chain.rpcUrl }]]), simulator, db: database.db });
+    try {
+      const res = await plain.inject({
+        method: 'POST', url: '/31337/simulation/simulateBundle', payload: JSON.stringify([transfer(traderA, traderB, 1n)]),
+        headers: { 'content-type': 'application/json', host: 'evil.example', 'x-forwarded-host': 'evil.example' },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const result = res.json() as SimulationResultJson;
+      assert.equal(result.link, `/31337/simulation/${result.id}`);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('applies per-client quotas and a gas budget per bundle', async () => {
+    const limited = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test', trustProxy: ['127.0.0.1/32'] });
+    registerSimulationRoutes(limited, { chains: new Map([[31337, { rpcUrl: chain.rpcUrl }]]), simulator, db: database.db, options: { clientQuota: { concurrent: 1, perMinute: 1 }, bundleGas: 100_000 } });
+    const from = (client: string, body: unknown) =>
+      limited.inject({ method: 'POST', url: '/31337/simulation/simulateBundle', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', 'x-forwarded-for': client } });
+    try {
+      const overBudget = await from('198.51.100.7', [{ ...transfer(traderA, traderB, 1n), gas: 60_000 }, { ...transfer(traderA, traderB, 1n), gas: 60_000 }]);
+      assert.equal(overBudget.statusCode, 400, overBudget.body);
+      assert.match(overBudget.json().message, /120000 gas in total; at most 100000/);
+      assert.equal((await from('198.51.100.7', [transfer(traderA, traderB, 1n)])).statusCode, 200);
+      const again = await from('198.51.100.7', [transfer(traderA, traderB, 1n)]);
+      assert.equal(again.statusCode, 429, again.body);
+      assert.match(again.json().message, /per minute/);
+      const other = await from('198.51.100.8', [transfer(traderA, traderB, 1n)]);
+      assert.equal(other.statusCode, 200, `another client has its own quota: ${other.body}`);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers 404 for a chain it does not simulate and for unknown runs', async () => {
     const res = await post(5, [transfer(traderA, traderB, 1n)]);
     assert.equal(res.statusCode, 404);
