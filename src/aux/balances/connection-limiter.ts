@@ -15,9 +15,11 @@ export interface ConnectionCaps {
   maxConnections: number;
   /** streams per client IP (default 32) */
   maxConnectionsPerIp: number;
+  /** distinct (chain, user, token) pairs watched by one client's streams together (default 1000) */
+  maxPairsPerIp: number;
 }
 
-export const DEFAULT_CONNECTION_CAPS: ConnectionCaps = { maxConnections: 10_000, maxConnectionsPerIp: 32 };
+export const DEFAULT_CONNECTION_CAPS: ConnectionCaps = { maxConnections: 10_000, maxConnectionsPerIp: 32, maxPairsPerIp: 1000 };
 
 export interface Refusal {
   status: 429 | 503;
@@ -30,6 +32,8 @@ export type Acquired = { release(): void } | { refused: Refusal };
 export class ConnectionLimiter {
   private total = 0;
   private readonly perIp = new Map<string, number>();
+  /** client → watched pair → how many of its streams watch it */
+  private readonly pairsOf = new Map<string, Map<string, number>>();
 
   constructor(readonly caps: ConnectionCaps) {}
 
@@ -41,8 +45,19 @@ export class ConnectionLimiter {
     return this.perIp.get(ip) ?? 0;
   }
 
-  acquire(ip: string): Acquired {
+  acquire(ip: string, pairs: readonly string[] = []): Acquired {
     const mine = this.perIp.get(ip) ?? 0;
+    const watched = this.pairsOf.get(ip) ?? new Map<string, number>();
+    const added = new Set(pairs.filter((p) => !watched.has(p))).size;
+    if (watched.size + added > this.caps.maxPairsPerIp) {
+      return {
+        refused: {
+          status: 429,
+          message: `too many balances watched by this client: at most ${this.caps.maxPairsPerIp} distinct (user, token) pairs across its streams; close a stream or watch fewer tokens`,
+          retryAfterSeconds: 5,
+        },
+      };
+    }
     if (mine >= this.caps.maxConnectionsPerIp) {
       return {
         refused: {
@@ -63,6 +78,9 @@ export class ConnectionLimiter {
     }
     this.total++;
     this.perIp.set(ip, mine + 1);
+    const unique = [...new Set(pairs)];
+    for (const p of unique) watched.set(p, (watched.get(p) ?? 0) + 1);
+    if (watched.size > 0) this.pairsOf.set(ip, watched);
     let released = false;
     return {
       release: () => {
@@ -72,6 +90,12 @@ export class ConnectionLimiter {
         const left = (this.perIp.get(ip) ?? 1) - 1;
         if (left <= 0) this.perIp.delete(ip);
         else this.perIp.set(ip, left);
+        for (const p of unique) {
+          const n = (watched.get(p) ?? 1) - 1;
+          if (n <= 0) watched.delete(p);
+          else watched.set(p, n);
+        }
+        if (watched.size === 0) this.pairsOf.delete(ip);
       },
     };
   }

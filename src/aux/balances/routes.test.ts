@@ -300,6 +300,23 @@ describe('GET /{chainId}/accounts/{user}/balances/sse', () => {
     await until('all slots freed', () => capped.routes.limiter.connections === 0, 2_000);
   });
 
+  it('caps the distinct (user, token) pairs one client watches across its streams (429)', async () => {
+    const capped = await serve({ caps: { maxPairsPerIp: 3 } });
+    const [u1, u2] = [freshUser(), freshUser()];
+    const url = (user: string) => `${capped.base}/31337/accounts/${user}/balances/sse?tokens=${token('USDC')},${token('DAI')}`;
+    const first = await sse(url(u1), { localAddress: '127.0.0.1' });
+    assert.equal(first.status, 200);
+    const same = await sse(url(u1), { localAddress: '127.0.0.1' });
+    assert.equal(same.status, 200, 'the same pairs again add nothing');
+    const more = await sse(url(u2), { localAddress: '127.0.0.1' });
+    assert.equal(more.status, 429);
+    assert.match((more.body as { message: string }).message, /at most 3 distinct \(user, token\) pairs/);
+    const other = await sse(url(u2), { localAddress: '127.0.0.2' });
+    assert.equal(other.status, 200, 'another client has its own budget');
+    for (const c of [first, same, other]) c.close();
+    await until('all slots freed', () => capped.routes.limiter.connections === 0, 2_000);
+  });
+
   it('graceful shutdown: aborting the signal ends every stream and refuses new ones; server.close() is not held up', { timeout: 60_000 }, async () => {
     const controller = new AbortController();
     const s = await serve({ signal: controller.signal });

@@ -227,7 +227,7 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       const user = req.params.userAddress.toLowerCase() as Address;
       const tokens = tokensOf(req.query.tokens);
       if (shuttingDown) throw new AuxError(503, 'the server is shutting down; reconnect to another instance');
-      const slot = limiter.acquire(clientKeyOf(req));
+      const slot = limiter.acquire(clientKeyOf(req), tokens.map((t) => `${chain.chainId}:${user}:${t.toLowerCase()}`));
       if ('refused' in slot) {
         reply.header('Retry-After', String(slot.refused.retryAfterSeconds));
         throw new AuxError(slot.refused.status, slot.refused.message);
