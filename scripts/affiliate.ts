@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
-import { ConfigError, loadConfig, readDotEnv } from '../src/config/config.js';
+import { loadConfigOrExit } from '../src/config/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { toBytes, toHex } from '../src/db/codec.js';
 import type { DB } from '../src/db/schema.js';
@@ -83,16 +83,7 @@ export async function runAffiliateCommand(argv: string[], ctx: CommandContext): 
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(readDotEnv(process.env));
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const database = await openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') });
   try {
     await runAffiliateCommand(process.argv.slice(2), { db: database.db, print: (l) => process.stdout.write(`${l}\n`) });

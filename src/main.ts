@@ -3,22 +3,13 @@
  * is (JSON lines, or readable lines on a terminal: log/process-logger.ts); Ctrl-C / SIGTERM stop it cleanly:
  * stop accepting, drain requests, stop loops and the devnet, close the DB.
  */
-import { ConfigError, loadConfig, readDotEnv } from './config/config.js';
+import { loadConfigOrExit } from './config/config.js';
 import { startApp } from './app.js';
 import { redactingStream } from './infra/secret-redaction.js';
 import { createProcessLogger } from './log/process-logger.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(readDotEnv(process.env));
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   // RPC URLs carry API keys: every log line passes through the redaction (viem puts URLs into its errors)
   const logger = createProcessLogger(config.logLevel, process.stdout, redactingStream);
   const started = Date.now();

@@ -390,3 +390,19 @@ export function readDotEnv(env: Env, cwd: string = process.cwd()): Env {
   }
   return merged;
 }
+
+/**
+ * For command-line entry points (`npm start`, operator scripts): the configuration from the environment and `.env`,
+ * or one line on stderr naming the bad variable and exit code 2.
+ */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig(readDotEnv(process.env));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

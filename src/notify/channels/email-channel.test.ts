@@ -6,17 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import type { DeliveryTarget, OutgoingNotification } from './channel.js';
+import type { DeliveryTarget } from './channel.js';
+import { SAMPLE_NOTIFICATION } from '../../../test/fixtures/sample-notification.js';
 import { EmailChannel, emailContent, isEmailAddress } from './email-channel.js';
 
-const notification: OutgoingNotification = {
-  id: 'order_filled-0xabc-0x123-4',
-  account: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
-  type: 'order_filled',
-  message: 'Sold 0.1 WETH for 299.12 USDC on devnet',
-  timestamp: '2026-11-25T13:00:00.000Z',
-  metadata: { orderId: '0xabc', chainId: 31337 },
-};
+const notification = SAMPLE_NOTIFICATION;
 
 interface Received {
   from: string;

@@ -6,21 +6,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import type { DeliveryResult, DeliveryTarget, OutgoingNotification } from './channel.js';
+import type { DeliveryResult, DeliveryTarget } from './channel.js';
+import { SAMPLE_NOTIFICATION } from '../../../test/fixtures/sample-notification.js';
 import { escapeTelegramHtml, TelegramChannel, telegramText } from './telegram-channel.js';
 import { startProviderServer, type ProviderReply, type ProviderServer, type RecordedRequest } from '../../providers/test-provider-server.js';
 
 const TOKEN = '123456789:AAE-secret-token-abcdefghijklmnop';
 const CHAT = '987654321';
 
-const notification: OutgoingNotification = {
-  id: 'order_filled-0xabc-0x123-4',
-  account: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
-  type: 'order_filled',
-  message: 'Sold 0.1 WETH for 299.12 USDC on devnet',
-  timestamp: '2026-11-25T13:00:00.000Z',
-  metadata: { orderId: '0xabc', chainId: 31337 },
-};
+const notification = SAMPLE_NOTIFICATION;
 const target = (chat = CHAT): DeliveryTarget => ({ subscriptionId: 's1', channel: 'telegram', target: chat, secret: null });
 
 /** What the fake answers for a valid token: `sent` for a known chat, or a scripted failure. */

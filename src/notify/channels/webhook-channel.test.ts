@@ -7,19 +7,13 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryTarget, OutgoingNotification } from './channel.js';
+import { SAMPLE_NOTIFICATION } from '../../../test/fixtures/sample-notification.js';
 import { generateWebhookSecret, judgeWebhookStatus, webhookBody, WebhookChannel } from './webhook-channel.js';
 import { parseRetryAfter } from './guarded-http.js';
 import { embeddedIpv4, isPublicAddress, resolveAllowPrivateTargets, type ResolveHost } from './target-address.js';
 import { startProviderServer, type ProviderReply, type ProviderServer, type RecordedRequest } from '../../providers/test-provider-server.js';
 
-const notification: OutgoingNotification = {
-  id: 'order_filled-0xabc-0x123-4',
-  account: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
-  type: 'order_filled',
-  message: 'Sold 0.1 WETH for 299.12 USDC on devnet',
-  timestamp: '2026-11-25T13:00:00.000Z',
-  metadata: { orderId: '0xabc', chainId: 31337, executedAmount: '100000000000000000', txHash: '0x123' },
-};
+const notification = SAMPLE_NOTIFICATION;
 
 /** A resolver that plays DNS: each name answers the next entry of its list (the last one repeats). */
 function fakeDns(answers: Record<string, string[][]>): ResolveHost & { calls: string[] } {

@@ -10,18 +10,12 @@ import { createDecipheriv, createECDH, createHmac, createPublicKey, randomBytes,
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DeliveryTarget, OutgoingNotification } from './channel.js';
+import type { DeliveryTarget } from './channel.js';
+import { SAMPLE_NOTIFICATION } from '../../../test/fixtures/sample-notification.js';
 import { judgePushStatus, loadVapidKeys, parsePushSubscription, VAPID_KEYS_FILE, WebPushChannel, type VapidKeys } from './webpush-channel.js';
 import { startProviderServer, type ProviderReply, type ProviderServer, type RecordedRequest } from '../../providers/test-provider-server.js';
 
-const notification: OutgoingNotification = {
-  id: 'order_filled-0xabc-0x123-4',
-  account: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
-  type: 'order_filled',
-  message: 'Sold 0.1 WETH for 299.12 USDC on devnet',
-  timestamp: '2026-11-25T13:00:00.000Z',
-  metadata: { orderId: '0xabc', chainId: 31337 },
-};
+const notification = SAMPLE_NOTIFICATION;
 
 const hmac = (key: Buffer, ...data: Buffer[]) => createHmac('sha256', key).update(Buffer.concat(data)).digest();
 
