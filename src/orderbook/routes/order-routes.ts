@@ -164,7 +164,7 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
 
   server.get(
     '/api/v1/version',
-    { schema: { tags, summary: 'Server version (text/plain)', response: { 200: Type.String() } }, config: ob },
+    { schema: { tags, summary: 'Server version (text/plain, as upstream)', response: { 200: { description: 'Version', content: { 'text/plain': { schema: Type.String() } } } } }, config: ob },
     async (_req, reply) => reply.code(200).type('text/plain; charset=utf-8').send(ctx.version),
   );
 }
