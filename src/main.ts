@@ -11,7 +11,9 @@ import { createProcessLogger } from './log/process-logger.js';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // RPC URLs carry API keys: every log line passes through the redaction (viem puts URLs into its errors)
-  const logger = createProcessLogger(config.logLevel, process.stdout, redactingStream);
+  // (except this node's own addresses, printed in the banner once it listens)
+  const ownOrigins: string[] = [];
+  const logger = createProcessLogger(config.logLevel, process.stdout, (destination) => redactingStream(destination, () => ownOrigins));
   const started = Date.now();
   logger.info(`batchbook starting (data dir ${config.dataDir})`);
 
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  ownOrigins.push(new URL(app.urls.base).origin, ...(app.urls.devnetRpc ? [new URL(app.urls.devnetRpc).origin] : []));
   const lines = [
     `batchbook is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     ...Object.entries(app.urls.orderBook).map(([name, url]) => `  order book (${name}): ${url}`),

@@ -32,3 +32,11 @@ describe('redactUrlSecrets', () => {
     assert.match(lines[0]!, /http:\/\/127\.0\.0\.1:9\/\*\*\*/);
   });
 });
+
+describe('redactUrlSecrets keeps the node\'s own addresses', () => {
+  it('a URL under an own origin stays whole; any other URL is still cut', () => {
+    const text = 'order book: http://127.0.0.1:8080/devnet/api/v1 rpc: https://rpc.example/v2/key123';
+    assert.equal(redactUrlSecrets(text, ['http://127.0.0.1:8080']), 'order book: http://127.0.0.1:8080/devnet/api/v1 rpc: https://rpc.example/***');
+    assert.equal(redactUrlSecrets('http://127.0.0.1:80800/x', ['http://127.0.0.1:8080']), 'http://127.0.0.1:80800/***', 'a prefix of the port is another origin');
+  });
+});
