@@ -2,10 +2,12 @@
  * Notifications end to end on a whole node (real devnet, auctions settling, PGlite): the read API, signed
  * subscriptions (EOA and the devnet's ERC-1271 wallet), and delivery to a real local webhook receiver that
  * verifies every signature: a settled order arrives as one signed order_filled (plus price_improvement), also
- * after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error.
+ * after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error; an
+ * email subscription receives its notification through a real SMTP server (`smtp-server`) started here.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { SMTPServer } from 'smtp-server';
 import { hashTypedData, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
 import { call } from '../../../test/fixtures/orders.js';
@@ -19,6 +21,8 @@ describe('notifications API and webhook delivery (real node)', () => {
   let app: TestApp;
   let t: Trading;
   let receiver: WebhookReceiver;
+  let smtp: SMTPServer;
+  const inbox: { to: string[]; raw: string }[] = [];
 
   async function subscribe(account: LocalAccount, body: { channel?: string; target: string; types?: string[]; deadline?: number }, as?: Address) {
     const owner = (as ?? account.address) as Address;
@@ -30,13 +34,36 @@ describe('notifications API and webhook delivery (real node)', () => {
   }
 
   before(async () => {
-    app = await startTestApp({ AUCTIONS: 'true', NOTIFY_BACKOFF_BASE_MS: '100', NOTIFY_BACKOFF_CAP_MS: '400', NOTIFY_POLL_INTERVAL_MS: '200' });
+    smtp = new SMTPServer({
+      secure: false,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const smtpPort = (smtp.server.address() as { port: number }).port;
+    app = await startTestApp({
+      AUCTIONS: 'true',
+      NOTIFY_BACKOFF_BASE_MS: '100',
+      NOTIFY_BACKOFF_CAP_MS: '400',
+      NOTIFY_POLL_INTERVAL_MS: '200',
+      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SMTP_FROM: 'batchbook <alerts@batchbook.example>',
+    });
     t = trading(app);
     receiver = await startWebhookReceiver();
   });
   after(async () => {
     await app?.stop();
     await receiver?.close();
+    if (smtp) await new Promise<void>((resolve) => smtp.close(() => resolve()));
   });
 
   it('GET /accounts/{account}/notifications: [] when none, 400 {message} for a bad address, cached 300 s', async () => {
@@ -160,10 +187,63 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(receiver.rejected, before + 1, 'one attempt only');
   });
 
+  it('an email subscription receives its notification through the SMTP server', async () => {
+    const { WETH, DAI } = t.tokens;
+    const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    const mailbox = `trader-${owner.address.slice(2, 10).toLowerCase()}@example.com`;
+    const created = await subscribe(owner, { channel: 'email', target: mailbox, types: ['order_cancelled'] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.channel, 'email');
+    assert.equal(created.body.secret, undefined, 'only webhooks have a secret');
+    const uid = await t.place(owner, { sellToken: WETH, buyToken: DAI, sellAmount: E18 / 100n, buyAmount: 10n ** 30n });
+    await t.cancel(owner, uid);
+    const mail = await waitFor('the order_cancelled mail received', async () => inbox.find((m) => m.to.includes(mailbox)) ?? null);
+    const head = mail.raw.split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' '); // unfolded headers
+    const [cancelled] = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/notifications`)).body;
+    assert.equal(cancelled.type, 'order_cancelled');
+    assert.equal(cancelled.metadata.orderId, uid);
+    assert.match(head, /^Subject: Order cancelled: Your order to sell 0\.01 WETH .* was cancelled on devnet$/m);
+    assert.ok(head.includes(`X-Batchbook-Notification-ID: ${cancelled.id}`), head);
+    const list = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
+    assert.equal(list[0].lastError, null);
+    assert.equal(list[0].pendingDeliveries, 0);
+  });
+
   it('GET /notifications/vapid-public-key', async () => {
     const res = await call(app.baseUrl, 'GET', '/notifications/vapid-public-key');
     assert.equal(res.status, 200);
     assert.equal(Buffer.from(res.body.publicKey, 'base64url').length, 65);
+  });
+});
+
+describe('notifications without SMTP_URL', () => {
+  it('an email subscription is refused with 400 naming SMTP_URL', async () => {
+    const { pino } = await import('pino');
+    const { buildHttpServer } = await import('../../http/server.js');
+    const { openDatabase } = await import('../../db/connection.js');
+    const { buildNotificationChannels } = await import('../../notify/channels/notification-channels.js');
+    const { loadConfig } = await import('../../config/config.js');
+    const { registerNotificationRoutes } = await import('./routes.js');
+    const { SubscriptionService } = await import('./subscription-service.js');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dataDir = await mkdtemp(join(tmpdir(), 'bb-nosmtp-'));
+    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+    const server = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
+    try {
+      const channels = await buildNotificationChannels(loadConfig({}).notifyChannels, { dataDir, devnetOnly: true });
+      const subscriptions = new SubscriptionService({ db: database.db, channels, contractSignatures: [] });
+      registerNotificationRoutes(server, { db: database.db, subscriptions, enabled: true, vapidPublicKey: () => null });
+      const payload = { channel: 'email', target: 'trader@example.com', deadline: now() + 60, signature: `0x${'11'.repeat(65)}` };
+      const res = await server.inject({ method: 'POST', url: `/accounts/0x${'12'.repeat(20)}/subscriptions`, payload });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.json().message, /SMTP_URL/);
+    } finally {
+      await server.close();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
