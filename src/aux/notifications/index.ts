@@ -19,6 +19,8 @@ import type { ChainNetwork } from '../../chain/network.js';
 import type { DB } from '../../db/schema.js';
 import { buildNotificationChannels, type NotificationChannels } from '../../notify/channels/notification-channels.js';
 import { OutboxDispatcher } from '../../notify/outbox/outbox-dispatcher.js';
+import { AmqpDelivery } from '../../notify/queue/amqp-delivery.js';
+import { AmqpQueue } from '../../notify/queue/amqp-queue.js';
 import type { NotificationRoutesContext } from './routes.js';
 import { SubscriptionService } from './subscription-service.js';
 import type { ContractSignatureCheck } from './subscription-signatures.js';
@@ -49,6 +51,16 @@ export async function buildNotifications(deps: { config: Config; networks: Chain
   const subscriptions = new SubscriptionService({ db, channels, contractSignatures: networks.map(contractCheck), now: deps.now });
   const policy = { baseMs: n.backoffBaseMs, capMs: n.backoffCapMs, maxAgeMs: n.maxAgeMs };
   const logger = deps.logger.child({ module: 'notifications' });
-  const dispatcher = new OutboxDispatcher({ db, channels, policy, leaseMs: n.leaseMs, pollIntervalMs: n.pollIntervalMs, concurrency: n.concurrency, logger });
+  const dispatcher = config.amqpUrl
+    ? new AmqpDelivery({
+        db,
+        queue: await AmqpQueue.open({ url: config.amqpUrl, queue: c.amqpQueue, prefetch: n.concurrency, publishTimeoutMs: config.outboundTimeoutMs, connectionName: 'batchbook-notifications', logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } }),
+        attempt: { db, channels, policy },
+        leaseMs: n.leaseMs,
+        pollIntervalMs: n.pollIntervalMs,
+        batch: n.concurrency,
+        logger,
+      })
+    : new OutboxDispatcher({ db, channels, policy, leaseMs: n.leaseMs, pollIntervalMs: n.pollIntervalMs, concurrency: n.concurrency, logger });
   return { channels, subscriptions, dispatcher, routes: { db, subscriptions, enabled: config.cms.enabled, vapidPublicKey: () => webpush.vapidPublicKey() } };
 }
