@@ -1,14 +1,17 @@
 /**
  * Notifications end to end on a whole node (real devnet, auctions settling, PGlite): the read API, signed
  * subscriptions (EOA and the devnet's ERC-1271 wallet), and delivery to a real local webhook receiver that
- * verifies every signature: a settled order arrives as one signed order_filled (plus price_improvement), also
+ * verifies every signature: an order placed with the official SDK arrives after settlement as one signed
+ * order_filled (plus price_improvement), also
  * after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error; an
  * email subscription receives its notification through a real SMTP server (`smtp-server`) started here.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { OrderBookApi, OrderSigningUtils, setGlobalAdapter } from '@cowprotocol/cow-sdk';
+import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
 import { SMTPServer } from 'smtp-server';
-import { hashTypedData, type Address, type Hex, type LocalAccount } from 'viem';
+import { createPublicClient, hashTypedData, http, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
 import { call } from '../../../test/fixtures/orders.js';
 import { E18, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
@@ -16,6 +19,25 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../../test/fixtur
 import { subscribeTypedData, unsubscribeTypedData } from './subscription-signatures.js';
 
 const now = () => Math.floor(Date.now() / 1000);
+const SDK_OVERRIDE = { settlementContractOverride: { 31337: '0x9008D19f58AAbD9eD0D60971565AA8510560ab41' } } as never;
+
+/** Quotes, signs and submits a sell order with the official SDK (as orderbook-sdk.test.ts), limit `limitPercent` % of the quote. */
+async function placeWithSdk(app: TestApp, owner: LocalAccount, params: { sellToken: Hex; buyToken: Hex; sellAmount: bigint; limitPercent: bigint }): Promise<string> {
+  setGlobalAdapter(new ViemAdapter({ provider: createPublicClient({ transport: http(app.devnet!.rpcUrl) }) as never, signer: owner as never }) as never);
+  const api = new OrderBookApi({ chainId: 31337 as never, env: 'prod', baseUrls: { 31337: `${app.baseUrl}/devnet` } as never, backoffOpts: { numOfAttempts: 1 } } as never);
+  const appData = '{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}';
+  const appDataHash = keccak256(toHex(appData));
+  const { quote, id } = await api.getQuote({ sellToken: params.sellToken, buyToken: params.buyToken, from: owner.address, receiver: owner.address, kind: 'sell' as never, sellAmountBeforeFee: String(params.sellAmount), appData } as never);
+  const order = {
+    sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: owner.address,
+    sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
+    buyAmount: ((BigInt(quote.buyAmount) * params.limitPercent) / 100n).toString(),
+    validTo: quote.validTo, appData: appDataHash, feeAmount: '0', kind: quote.kind,
+    partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
+  };
+  const signed = await OrderSigningUtils.signOrder(order as never, 31337 as never, owner as never, SDK_OVERRIDE);
+  return api.sendOrder({ ...order, appData, appDataHash, signature: signed.signature, signingScheme: signed.signingScheme, from: owner.address, quoteId: id } as never);
+}
 
 describe('notifications API and webhook delivery (real node)', () => {
   let app: TestApp;
@@ -129,15 +151,14 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(forged.status, 401);
   });
 
-  it('a settled order reaches the webhook as one signed order_filled (and price_improvement), after the receiver was down; the API lists them', async () => {
+  it('an order placed with the official SDK reaches the webhook as one signed order_filled (and price_improvement) after settlement, also after the receiver was down; the API lists them', async () => {
     const { WETH, USDC } = t.tokens;
     const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
     const created = await subscribe(owner, { target: `${receiver.url}/trader` });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     receiver.setSecret('/trader', created.body.secret);
     receiver.failWith(503);
-    const m = await t.marketOut(E18 / 10n, [WETH, USDC]);
-    const uid = await t.place(owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18 / 10n, buyAmount: (m * 97n) / 100n });
+    const uid = await placeWithSdk(app, owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18 / 10n, limitPercent: 97n });
     // while the receiver is down the failures show in the subscription list
     const listed = await waitFor('the failure shown', async () => {
       const list = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
@@ -149,7 +170,7 @@ describe('notifications API and webhook delivery (real node)', () => {
       const mine = receiver.received.filter((r) => r.path === '/trader');
       return mine.length >= 2 ? mine : null;
     });
-    assert.deepEqual(arrived.map((r) => r.body.type).sort(), ['order_filled', 'price_improvement']);
+    assert.deepEqual(arrived.map((r) => r.body.type).sort(), ['order_filled', 'price_improvement'], 'one of each');
     for (const r of arrived) {
       assert.equal(r.body.id, r.id, 'body.id = webhook-id');
       assert.equal(r.body.account, owner.address.toLowerCase());
