@@ -79,11 +79,13 @@ describe('notifications in RabbitMQ mode (real broker)', { timeout: 900_000 }, (
     assert.equal(hook!.body.metadata.orderId, uid);
     assert.equal(hook!.body.id, hook!.id);
     assert.equal(receiver.rejected, 0);
-    // the node declared its queue on this broker and it drained
+    // the node declared its queue on this broker, its delivery worker consumes it, and it drained
     const connection = await connect(broker.url);
     try {
       const channel = await connection.createChannel();
-      assert.equal((await channel.checkQueue(queue)).messageCount, 0);
+      const state = await channel.checkQueue(queue);
+      assert.equal(state.consumerCount, 1, 'the node consumes the queue');
+      assert.equal(state.messageCount, 0);
     } finally {
       await connection.close();
     }

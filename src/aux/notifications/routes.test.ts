@@ -2,8 +2,7 @@
  * Notifications end to end on a whole node (real devnet, auctions settling, PGlite): the read API, signed
  * subscriptions (EOA and the devnet's ERC-1271 wallet), and delivery to a real local webhook receiver that
  * verifies every signature: an order placed with the official SDK arrives after settlement as one signed
- * order_filled (plus price_improvement), also
- * after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error; an
+ * order_filled (plus price_improvement), also after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error; an
  * email subscription receives its notification through a real SMTP server (`smtp-server`) started here.
  */
 import { after, before, describe, it } from 'node:test';
