@@ -16,6 +16,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from '../outbox/delivery-attempt.js';
 import { loadDeliveries, type DeliveryKey } from '../outbox/delivery-store.js';
+import { WakeUp } from '../outbox/wake-up.js';
 import type { ConsumeDecision, QueuedMessage } from './amqp-queue.js';
 
 /** The part of AmqpQueue the relay and the workers use. */
@@ -92,15 +93,13 @@ export function parseDeliveryKey(body: Buffer): DeliveryKey | null {
 }
 
 export class AmqpDelivery {
-  private wakeUp: (() => void) | null = null;
-  private woken = false;
+  private readonly wakeUp = new WakeUp();
   readonly counts: Record<AttemptOutcome | 'published' | 'poison', number> = { delivered: 0, retry: 0, dead: 0, gone: 0, published: 0, poison: 0 };
 
   constructor(private readonly options: AmqpDeliveryOptions) {}
 
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.wakeUp.wake();
   }
 
   /** Publishes one batch of due rows; returns how many were leased. A row whose publish fails stays pending. */
@@ -156,23 +155,13 @@ export class AmqpDelivery {
     while (!signal.aborted) {
       let leased = 0;
       try {
-        this.woken = false;
+        this.wakeUp.clear();
         leased = await this.relayOnce();
       } catch (err) {
         if (!signal.aborted) this.options.logger?.warn({ err: (err as Error).message }, 'notifications: relay failed; retrying');
       }
-      if (leased > 0 || signal.aborted || this.woken) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          this.wakeUp = null;
-          resolve();
-        };
-        const timer = setTimeout(done, this.options.pollIntervalMs);
-        signal.addEventListener('abort', done, { once: true });
-        this.wakeUp = done;
-      });
+      if (leased > 0 || signal.aborted || this.wakeUp.pending) continue;
+      await this.wakeUp.sleep(this.options.pollIntervalMs, signal);
     }
   }
 }
