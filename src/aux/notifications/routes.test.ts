@@ -1,12 +1,16 @@
 /**
  * Notifications end to end on a whole node (real devnet, auctions settling, PGlite): the read API, signed
  * subscriptions (EOA and the devnet's ERC-1271 wallet), and delivery to a real local webhook receiver that
- * verifies every signature: a settled order arrives as one signed order_filled (plus price_improvement), also
- * after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error.
+ * verifies every signature: an order placed with the official SDK arrives after settlement as one signed
+ * order_filled (plus price_improvement), also after the receiver was down for a while; a 4xx is not retried and shows as the subscription's last error; an
+ * email subscription receives its notification through a real SMTP server (`smtp-server`) started here.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashTypedData, type Address, type Hex, type LocalAccount } from 'viem';
+import { OrderBookApi, OrderSigningUtils, setGlobalAdapter } from '@cowprotocol/cow-sdk';
+import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
+import { SMTPServer } from 'smtp-server';
+import { createPublicClient, hashTypedData, http, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
 import { call } from '../../../test/fixtures/orders.js';
 import { E18, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
@@ -14,11 +18,32 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../../test/fixtur
 import { subscribeTypedData, unsubscribeTypedData } from './subscription-signatures.js';
 
 const now = () => Math.floor(Date.now() / 1000);
+const SDK_OVERRIDE = { settlementContractOverride: { 31337: '0x9008D19f58AAbD9eD0D60971565AA8510560ab41' } } as never;
+
+/** Quotes, signs and submits a sell order with the official SDK (as orderbook-sdk.test.ts), limit `limitPercent` % of the quote. */
+async function placeWithSdk(app: TestApp, owner: LocalAccount, params: { sellToken: Hex; buyToken: Hex; sellAmount: bigint; limitPercent: bigint }): Promise<string> {
+  setGlobalAdapter(new ViemAdapter({ provider: createPublicClient({ transport: http(app.devnet!.rpcUrl) }) as never, signer: owner as never }) as never);
+  const api = new OrderBookApi({ chainId: 31337 as never, env: 'prod', baseUrls: { 31337: `${app.baseUrl}/devnet` } as never, backoffOpts: { numOfAttempts: 1 } } as never);
+  const appData = '{"appCode":"batchbook-test","metadata":{},"version":"1.4.0"}';
+  const appDataHash = keccak256(toHex(appData));
+  const { quote, id } = await api.getQuote({ sellToken: params.sellToken, buyToken: params.buyToken, from: owner.address, receiver: owner.address, kind: 'sell' as never, sellAmountBeforeFee: String(params.sellAmount), appData } as never);
+  const order = {
+    sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: owner.address,
+    sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
+    buyAmount: ((BigInt(quote.buyAmount) * params.limitPercent) / 100n).toString(),
+    validTo: quote.validTo, appData: appDataHash, feeAmount: '0', kind: quote.kind,
+    partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
+  };
+  const signed = await OrderSigningUtils.signOrder(order as never, 31337 as never, owner as never, SDK_OVERRIDE);
+  return api.sendOrder({ ...order, appData, appDataHash, signature: signed.signature, signingScheme: signed.signingScheme, from: owner.address, quoteId: id } as never);
+}
 
 describe('notifications API and webhook delivery (real node)', () => {
   let app: TestApp;
   let t: Trading;
   let receiver: WebhookReceiver;
+  let smtp: SMTPServer;
+  const inbox: { to: string[]; raw: string }[] = [];
 
   async function subscribe(account: LocalAccount, body: { channel?: string; target: string; types?: string[]; deadline?: number }, as?: Address) {
     const owner = (as ?? account.address) as Address;
@@ -30,13 +55,36 @@ describe('notifications API and webhook delivery (real node)', () => {
   }
 
   before(async () => {
-    app = await startTestApp({ AUCTIONS: 'true', NOTIFY_BACKOFF_BASE_MS: '100', NOTIFY_BACKOFF_CAP_MS: '400', NOTIFY_POLL_INTERVAL_MS: '200' });
+    smtp = new SMTPServer({
+      secure: false,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const smtpPort = (smtp.server.address() as { port: number }).port;
+    app = await startTestApp({
+      AUCTIONS: 'true',
+      NOTIFY_BACKOFF_BASE_MS: '100',
+      NOTIFY_BACKOFF_CAP_MS: '400',
+      NOTIFY_POLL_INTERVAL_MS: '200',
+      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SMTP_FROM: 'batchbook <alerts@batchbook.example>',
+    });
     t = trading(app);
     receiver = await startWebhookReceiver();
   });
   after(async () => {
     await app?.stop();
     await receiver?.close();
+    if (smtp) await new Promise<void>((resolve) => smtp.close(() => resolve()));
   });
 
   it('GET /accounts/{account}/notifications: [] when none, 400 {message} for a bad address, cached 300 s', async () => {
@@ -102,15 +150,14 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(forged.status, 401);
   });
 
-  it('a settled order reaches the webhook as one signed order_filled (and price_improvement), after the receiver was down; the API lists them', async () => {
+  it('an order placed with the official SDK reaches the webhook as one signed order_filled (and price_improvement) after settlement, also after the receiver was down; the API lists them', async () => {
     const { WETH, USDC } = t.tokens;
     const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
     const created = await subscribe(owner, { target: `${receiver.url}/trader` });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     receiver.setSecret('/trader', created.body.secret);
     receiver.failWith(503);
-    const m = await t.marketOut(E18 / 10n, [WETH, USDC]);
-    const uid = await t.place(owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18 / 10n, buyAmount: (m * 97n) / 100n });
+    const uid = await placeWithSdk(app, owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18 / 10n, limitPercent: 97n });
     // while the receiver is down the failures show in the subscription list
     const listed = await waitFor('the failure shown', async () => {
       const list = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
@@ -122,7 +169,7 @@ describe('notifications API and webhook delivery (real node)', () => {
       const mine = receiver.received.filter((r) => r.path === '/trader');
       return mine.length >= 2 ? mine : null;
     });
-    assert.deepEqual(arrived.map((r) => r.body.type).sort(), ['order_filled', 'price_improvement']);
+    assert.deepEqual(arrived.map((r) => r.body.type).sort(), ['order_filled', 'price_improvement'], 'one of each');
     for (const r of arrived) {
       assert.equal(r.body.id, r.id, 'body.id = webhook-id');
       assert.equal(r.body.account, owner.address.toLowerCase());
@@ -160,10 +207,63 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(receiver.rejected, before + 1, 'one attempt only');
   });
 
+  it('an email subscription receives its notification through the SMTP server', async () => {
+    const { WETH, DAI } = t.tokens;
+    const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    const mailbox = `trader-${owner.address.slice(2, 10).toLowerCase()}@example.com`;
+    const created = await subscribe(owner, { channel: 'email', target: mailbox, types: ['order_cancelled'] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.channel, 'email');
+    assert.equal(created.body.secret, undefined, 'only webhooks have a secret');
+    const uid = await t.place(owner, { sellToken: WETH, buyToken: DAI, sellAmount: E18 / 100n, buyAmount: 10n ** 30n });
+    await t.cancel(owner, uid);
+    const mail = await waitFor('the order_cancelled mail received', async () => inbox.find((m) => m.to.includes(mailbox)) ?? null);
+    const head = mail.raw.split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' '); // unfolded headers
+    const [cancelled] = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/notifications`)).body;
+    assert.equal(cancelled.type, 'order_cancelled');
+    assert.equal(cancelled.metadata.orderId, uid);
+    assert.match(head, /^Subject: Order cancelled: Your order to sell 0\.01 WETH .* was cancelled on devnet$/m);
+    assert.ok(head.includes(`X-Batchbook-Notification-ID: ${cancelled.id}`), head);
+    const list = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
+    assert.equal(list[0].lastError, null);
+    assert.equal(list[0].pendingDeliveries, 0);
+  });
+
   it('GET /notifications/vapid-public-key', async () => {
     const res = await call(app.baseUrl, 'GET', '/notifications/vapid-public-key');
     assert.equal(res.status, 200);
     assert.equal(Buffer.from(res.body.publicKey, 'base64url').length, 65);
+  });
+});
+
+describe('notifications without SMTP_URL', () => {
+  it('an email subscription is refused with 400 naming SMTP_URL', async () => {
+    const { pino } = await import('pino');
+    const { buildHttpServer } = await import('../../http/server.js');
+    const { openDatabase } = await import('../../db/connection.js');
+    const { buildNotificationChannels } = await import('../../notify/channels/notification-channels.js');
+    const { loadConfig } = await import('../../config/config.js');
+    const { registerNotificationRoutes } = await import('./routes.js');
+    const { SubscriptionService } = await import('./subscription-service.js');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dataDir = await mkdtemp(join(tmpdir(), 'bb-nosmtp-'));
+    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+    const server = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
+    try {
+      const channels = await buildNotificationChannels(loadConfig({}).notifyChannels, { dataDir, devnetOnly: true });
+      const subscriptions = new SubscriptionService({ db: database.db, channels, contractSignatures: [] });
+      registerNotificationRoutes(server, { db: database.db, subscriptions, enabled: true, vapidPublicKey: () => null });
+      const payload = { channel: 'email', target: 'trader@example.com', deadline: now() + 60, signature: `0x${'11'.repeat(65)}` };
+      const res = await server.inject({ method: 'POST', url: `/accounts/0x${'12'.repeat(20)}/subscriptions`, payload });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.json().message, /SMTP_URL/);
+    } finally {
+      await server.close();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

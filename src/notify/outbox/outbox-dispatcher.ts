@@ -14,6 +14,7 @@ import type { DB } from '../../db/schema.js';
 import type { ChannelName, NotificationChannel } from '../channels/channel.js';
 import { attemptDelivery, type AttemptOutcome, type DeliveryPolicy } from './delivery-attempt.js';
 import { claimDue, loadDeliveries } from './delivery-store.js';
+import { WakeUp } from './wake-up.js';
 
 export interface DispatcherLogger {
   warn(obj: object, msg?: string): void;
@@ -32,16 +33,14 @@ export interface OutboxDispatcherOptions {
 }
 
 export class OutboxDispatcher {
-  private wakeUp: (() => void) | null = null;
-  private woken = false;
+  private readonly wakeUp = new WakeUp();
   readonly counts: Record<AttemptOutcome, number> = { delivered: 0, retry: 0, dead: 0, gone: 0 };
 
   constructor(private readonly options: OutboxDispatcherOptions) {}
 
   /** New deliveries may be due: look now. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.wakeUp.wake();
   }
 
   /** Claims and delivers one batch; returns how many were claimed. */
@@ -63,23 +62,13 @@ export class OutboxDispatcher {
     while (!signal.aborted) {
       let claimed = 0;
       try {
-        this.woken = false;
+        this.wakeUp.clear();
         claimed = await this.dispatchOnce();
       } catch (err) {
         if (!signal.aborted) this.options.logger?.warn({ err: (err as Error).message }, 'notifications: dispatch failed; retrying');
       }
-      if (claimed > 0 || signal.aborted || this.woken) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          this.wakeUp = null;
-          resolve();
-        };
-        const timer = setTimeout(done, this.options.pollIntervalMs);
-        signal.addEventListener('abort', done, { once: true });
-        this.wakeUp = done;
-      });
+      if (claimed > 0 || signal.aborted || this.wakeUp.pending) continue;
+      await this.wakeUp.sleep(this.options.pollIntervalMs, signal);
     }
   }
 }
