@@ -28,8 +28,11 @@ describe('order-book rules', () => {
     assert.equal(res.body.errorType, errorType, JSON.stringify(res.body));
     assert.equal(typeof res.body.description, 'string');
   };
+  // every placed order differs (two identical orders within a second would share a UID)
+  let placed = 0n;
   async function place(account: PrivateKeyAccount, patch: Parameters<typeof makeOrder>[0] extends infer P ? Partial<P> : never = {}): Promise<Hex> {
-    const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 10n ** 15n, validTo: now() + 600, ...patch });
+    placed += 1n;
+    const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 10n ** 15n + placed, validTo: now() + 600, ...patch });
     const res = await submit(orderBody(order, await signOrder(account, order), 'eip712', account.address));
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body as Hex;
