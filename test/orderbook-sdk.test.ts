@@ -158,13 +158,7 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
     const dai = d.tokens.find((t) => t.symbol === 'DAI')!.address;
     const usdc = d.tokens.find((t) => t.symbol === 'USDC')!.address;
     const { quote, id } = await api.getQuote({ sellToken: dai, buyToken: usdc, from: trader.address, receiver: trader.address, kind: 'sell' as never, sellAmountBeforeFee: String(500n * 10n ** 18n) } as never);
-    const order = {
-      sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: trader.address,
-      sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
-      buyAmount: ((BigInt(quote.buyAmount) * 98n) / 100n).toString(),
-      validTo: quote.validTo, appData: quote.appData, feeAmount: '0', kind: quote.kind,
-      partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
-    };
+    const order = orderWithinSlippage(quote, trader.address);
     const signed = await OrderSigningUtils.signOrder(order as never, CHAIN_ID as never, trader as never, override);
     const uid = await api.sendOrder({ ...order, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address, quoteId: id } as never);
 
@@ -201,13 +195,7 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
     const ETH = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE';
     const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
     const { quote, id } = await api.getQuote({ sellToken: usdc, buyToken: ETH, from: trader.address, receiver: trader.address, kind: 'sell' as never, sellAmountBeforeFee: String(1000n * 10n ** 6n) } as never);
-    const order = {
-      sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: trader.address,
-      sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
-      buyAmount: ((BigInt(quote.buyAmount) * 98n) / 100n).toString(),
-      validTo: quote.validTo, appData: quote.appData, feeAmount: '0', kind: quote.kind,
-      partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
-    };
+    const order = orderWithinSlippage(quote, trader.address);
     const signed = await OrderSigningUtils.signOrder(order as never, CHAIN_ID as never, trader as never, override);
     const before = await client.getBalance({ address: trader.address });
     const uid = await api.sendOrder({ ...order, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address, quoteId: id } as never);
@@ -232,3 +220,17 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
     assert.deepEqual(all, await (await fetch(`${app.baseUrl}/devnet/api/v2/trades?owner=${trader.address}&limit=1000`)).json(), 'unpaginated v1 lists every trade');
   });
 });
+
+/** The order a wallet signs for a quote: the quote's amounts with 2 % slippage on the buy side and a zero fee. */
+function orderWithinSlippage(
+  quote: { sellToken: string; buyToken: string; sellAmount: string; buyAmount: string; feeAmount: string; validTo: number; appData: string; kind: string },
+  owner: string,
+) {
+  return {
+    sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: owner,
+    sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
+    buyAmount: ((BigInt(quote.buyAmount) * 98n) / 100n).toString(),
+    validTo: quote.validTo, appData: quote.appData, feeAmount: '0', kind: quote.kind,
+    partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
+  };
+}
