@@ -21,12 +21,18 @@ export interface ClaimedDelivery extends DeliveryKey {
   target: DeliveryTarget;
 }
 
+/** A claimed delivery's key and its lease (as the database wrote it: text keeps the microseconds, so a later
+ * update can match this lease only). */
+export interface LeasedKey extends DeliveryKey {
+  lease: string;
+}
+
 /**
- * Claims up to `limit` due deliveries: they are not due again before `leaseMs` has passed. `status` is what they
- * become ('pending' for a dispatcher that delivers them itself, 'queued' for the relay to RabbitMQ).
+ * Claims up to `limit` due pending deliveries: they are not due again before `leaseMs` has passed (a dispatcher
+ * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed).
  */
-export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, status: 'pending' | 'queued' = 'pending'): Promise<DeliveryKey[]> {
-  const { rows } = await sql<{ notification_id: string; subscription_id: string }>`
+export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number): Promise<LeasedKey[]> {
+  const { rows } = await sql<{ notification_id: string; subscription_id: string; lease: string }>`
     with due as (
       select notification_id, subscription_id from notification_deliveries
       where status = 'pending' and next_attempt_at <= now()
@@ -34,11 +40,10 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, s
       limit ${limit}
       for update skip locked)
     update notification_deliveries d
-    set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}), status = ${status},
-      attempts = d.attempts + 1
+    set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}), attempts = d.attempts + 1
     from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
-    returning d.notification_id, d.subscription_id`.execute(db);
-  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id }));
+    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease`.execute(db);
+  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease }));
 }
 
 /** What the channels need for these deliveries (deliveries whose subscription is gone are left out). */

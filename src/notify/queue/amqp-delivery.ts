@@ -15,7 +15,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from '../outbox/delivery-attempt.js';
-import { loadDeliveries, type DeliveryKey } from '../outbox/delivery-store.js';
+import { claimDue, loadDeliveries, type DeliveryKey, type LeasedKey } from '../outbox/delivery-store.js';
 import { WakeUp } from '../outbox/wake-up.js';
 import type { ConsumeDecision, QueuedMessage } from './amqp-queue.js';
 
@@ -39,27 +39,6 @@ export interface AmqpDeliveryOptions {
   /** rows relayed per round */
   batch: number;
   logger?: AmqpDeliveryLogger;
-}
-
-interface LeasedKey extends DeliveryKey {
-  /** the lease as the database wrote it (text keeps the microseconds), so marking it queued matches this lease only */
-  lease: string;
-}
-
-/** Leases due pending rows for the relay (they stay `pending` until their message is confirmed). */
-async function leaseDue(db: Kysely<DB>, limit: number, leaseMs: number): Promise<LeasedKey[]> {
-  const { rows } = await sql<{ notification_id: string; subscription_id: string; lease: string }>`
-    with due as (
-      select notification_id, subscription_id from notification_deliveries
-      where status = 'pending' and next_attempt_at <= now()
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked)
-    update notification_deliveries d
-    set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}), attempts = d.attempts + 1
-    from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
-    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease`.execute(db);
-  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease }));
 }
 
 /** The broker confirmed the message: the row is `queued`, unless a worker already recorded an outcome. */
@@ -104,7 +83,7 @@ export class AmqpDelivery {
 
   /** Publishes one batch of due rows; returns how many were leased. A row whose publish fails stays pending. */
   async relayOnce(): Promise<number> {
-    const keys = await leaseDue(this.options.db, this.options.batch, this.options.leaseMs);
+    const keys = await claimDue(this.options.db, this.options.batch, this.options.leaseMs);
     await Promise.all(
       keys.map(async (key) => {
         try {
