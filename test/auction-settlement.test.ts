@@ -24,6 +24,7 @@ import { UNISWAP_V2_ROUTER_ABI } from '../src/orderbook/pricing/uniswap-v2-estim
 import { SETTLE_ABI, decodeTradeFlags, orderDigest, orderDomain } from '../src/protocol/index.js';
 import { toBytes, toHex } from '../src/db/codec.js';
 import type { ChainNetwork } from '../src/chain/network.js';
+import { waitFor as waitForValue } from './fixtures/wait-for.js';
 
 const ERC20 = parseAbi(['function approve(address, uint256) returns (bool)', 'function transfer(address, uint256) returns (bool)', 'function balanceOf(address) view returns (uint256)']);
 const SETTLEMENT_OWNER = parseAbi(['function invalidateOrder(bytes orderUid)']);
@@ -62,15 +63,7 @@ describe('batch auctions that really settle', () => {
   };
   const resumeMining = () => rpc('evm_setIntervalMining', [1]);
 
-  async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 45_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+  const waitFor = <T,>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 45_000) => waitForValue(what, probe, timeoutMs, 250);
 
   async function send(account: LocalAccount, to: Address, data: Hex, wait = true): Promise<Hex> {
     const wallet = createWalletClient({ account, chain: network.client.chain, transport: http(app.devnet!.rpcUrl) });

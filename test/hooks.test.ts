@@ -14,6 +14,7 @@ import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
 import { UNISWAP_V2_ROUTER_ABI } from '../src/orderbook/pricing/uniswap-v2-estimator.js';
 import { HOOKS_TRAMPOLINE_ABI } from '../src/protocol/index.js';
 import type { ChainNetwork } from '../src/chain/network.js';
+import { waitFor as waitForValue } from './fixtures/wait-for.js';
 
 const ERC20 = parseAbi([
   'function transfer(address, uint256) returns (bool)',
@@ -39,15 +40,7 @@ describe('hooks in settlements and hooks analytics', () => {
   let trader0: LocalAccount;
   let trader1: LocalAccount;
 
-  async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+  const waitFor = <T,>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000) => waitForValue(what, probe, timeoutMs, 250);
 
   const rpc = async (method: string, params: unknown[] = []) => {
     const res = await fetch(app.devnet!.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
