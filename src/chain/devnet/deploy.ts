@@ -39,6 +39,7 @@ import {
   type DevnetToken,
 } from './deployment.js';
 import { DEVNET_ASSETS, type PoolState } from './market-model.js';
+import { domainSeparator } from '../../protocol/order-domain.js';
 import type { DevnetRpc } from './rpc.js';
 import {
   assertAllSucceeded,
@@ -145,7 +146,11 @@ export async function deployDevnet(
   const start = await rpc.batch<Hex>([
     { method: 'eth_getTransactionCount', params: [deployer, 'latest'] },
     { method: 'eth_getCode', params: [SETTLEMENT_ADDRESS, 'latest'] },
+    { method: 'eth_chainId', params: [] },
   ]);
+  // the devnet is chain 31337; tests deploy the same contracts onto an anvil standing in for a real chain's node
+  const chainId = Number(start[2]!);
+  const expectedDomainSeparator = chainId === 31337 ? DEVNET_DOMAIN_SEPARATOR : domainSeparator(chainId, SETTLEMENT_ADDRESS);
   if (BigInt(start[0]!) !== 0n || start[1] !== '0x') {
     throw new Error('devnet: deployDevnet needs a fresh chain (the deployer has sent transactions already)');
   }
@@ -329,10 +334,10 @@ export async function deployDevnet(
       args: [token(p.a).address, token(p.b).address],
     })),
   ]);
-  const [domainSeparator, relayer, isSolver, ...pairs] = checks as [Hex, Address, boolean, ...Address[]];
-  if (domainSeparator !== DEVNET_DOMAIN_SEPARATOR) {
+  const [separator, relayer, isSolver, ...pairs] = checks as [Hex, Address, boolean, ...Address[]];
+  if (separator !== expectedDomainSeparator) {
     throw new Error(
-      `devnet: settlement domain separator is ${domainSeparator}, expected ${DEVNET_DOMAIN_SEPARATOR} — wrong settlement bytecode or chain id`,
+      `devnet: settlement domain separator is ${separator}, expected ${expectedDomainSeparator} — wrong settlement bytecode or chain id`,
     );
   }
   if (getAddress(relayer) !== VAULT_RELAYER_ADDRESS) {
