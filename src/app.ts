@@ -215,6 +215,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
+      solverPrivateKey: config.solverPrivateKey,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics,
     });

@@ -14,6 +14,8 @@ import { producerFor, type ProducerSettings } from './aux/notifications/index.js
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 import { HookIndexer } from './aux/hooks/index.js';
+import { resolveSolverAccount } from './solver/solver-account.js';
+import type { Hex } from 'viem';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -27,6 +29,8 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  /** SOLVER_PRIVATE_KEY: the driver's account on real chains (allow-listed there); null: nothing is settled on them */
+  solverPrivateKey?: Hex | null;
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
   notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
   metrics?: Metrics;
@@ -66,8 +70,10 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
-        const auctionLoop = !deps.auctions.enabled ? null : startAuctionLoop({
+        const solverAccount = deps.auctions.enabled ? await resolveSolverAccount(network, deps.solverPrivateKey ?? null, leaderLog) : null;
+        const auctionLoop = !deps.auctions.enabled || signal.aborted ? null : startAuctionLoop({
           network,
+          solverAccount,
           db: deps.database.db,
           nativePrices: deps.orderBooks.get(network.name)!.nativePrices,
           logger: deps.logger.child({ chain: network.name, loop: 'auction' }),

@@ -137,7 +137,7 @@ describe('real-chain mode: RPC_URL_100 against a separately started node, Postgr
     assert.ok(open.length >= 1);
     assert.ok(open.every((o) => auction.orders.some((x) => x.uid === o.uid)), 'the open order is in the auction');
     assert.match(node!.output(), /no solver account|SOLVER_PRIVATE_KEY/);
-    const submissions = await query<{ n: string }>(db.url, 'select count(*) as n from settlement_submissions where chain_id = $1', [GNOSIS_CHAIN_ID]);
+    const submissions = await query<{ n: string }>(db.url, 'select count(*) as n from competition_settlements where chain_id = $1', [GNOSIS_CHAIN_ID]);
     assert.equal(Number(submissions[0]!.n), 0, 'no settlement was submitted');
     await node!.stop();
   });

@@ -23,6 +23,16 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig({ CMS_BASE_URL: 'https://cms.example', CMS_API_KEY: 'k' }).cms, { enabled: true, apiKey: 'k', baseUrl: 'https://cms.example' });
   });
 
+  it('reads SOLVER_PRIVATE_KEY as a 32-byte hex key (0x optional) and never echoes a bad one', () => {
+    const key = 'ab'.repeat(32);
+    assert.equal(loadConfig({}).solverPrivateKey, null);
+    assert.equal(loadConfig({ SOLVER_PRIVATE_KEY: `0x${key.toUpperCase()}` }).solverPrivateKey, `0x${key}`);
+    assert.equal(loadConfig({ SOLVER_PRIVATE_KEY: key }).solverPrivateKey, `0x${key}`);
+    for (const bad of [`0x${key}00`, 'not-a-key-at-all', `0x${'0'.repeat(64)}`]) {
+      assert.throws(() => loadConfig({ SOLVER_PRIVATE_KEY: bad }), (err: unknown) => err instanceof ConfigError && /^SOLVER_PRIVATE_KEY: expected a 32-byte hex private key .*, got '\(hidden\)'$/.test(err.message) && !err.message.includes(bad));
+    }
+  });
+
   it('turns the devnet off when a real chain is configured, unless DEVNET=true', () => {
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).devnet.enabled, false);
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).rpcUrls.get(1), 'https://rpc.example');

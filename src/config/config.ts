@@ -30,6 +30,8 @@ export interface Config {
   devnet: { enabled: boolean; port: number; blockTime: number; activity: boolean; historyHours: number };
   /** build auctions and settle them with the built-in solvers (the devnet's solver account) */
   auctions: { enabled: boolean; everyBlocks: number };
+  /** SOLVER_PRIVATE_KEY: the account the driver settles from on real chains (must be allow-listed there); null: none */
+  solverPrivateKey: `0x${string}` | null;
   redisUrl: string | null;
   /** prefix of every Redis key and channel, so several deployments can share one Redis */
   redisKeyPrefix: string;
@@ -198,6 +200,15 @@ function trustProxy(env: Env): TrustProxy {
   return parsed;
 }
 
+/** a 32-byte hex private key; the error never echoes it */
+function solverPrivateKey(env: Env): `0x${string}` | null {
+  const raw = str(env, 'SOLVER_PRIVATE_KEY');
+  if (raw === null) return null;
+  const key = raw.startsWith('0x') ? raw : `0x${raw}`;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key) || /^0x0{64}$/.test(key)) throw new ConfigError('SOLVER_PRIVATE_KEY', 'a 32-byte hex private key (64 hex digits, 0x optional)', '(hidden)');
+  return key.toLowerCase() as `0x${string}`;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Parses and validates the whole configuration; throws ConfigError naming the first bad variable. */
@@ -235,6 +246,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       historyHours: int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
     },
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
+    solverPrivateKey: solverPrivateKey(env),
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX') ?? 'batchbook:',
     amqpUrl: url(env, 'AMQP_URL', ['amqp', 'amqps']),
