@@ -8,58 +8,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { OrderBookApi, OrderSigningUtils, OrderBookApiError, setGlobalAdapter } from '@cowprotocol/cow-sdk';
-import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
-import { createPublicClient, http, type Address, type Hex } from 'viem';
+import { OrderSigningUtils, OrderBookApiError } from '@cowprotocol/cow-sdk';
+import type { Address, Hex } from 'viem';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { createTestPostgres, type TestPostgres } from './fixtures/databases.js';
 import { skipUnless } from './fixtures/required-services.js';
 import { waitFor } from './fixtures/wait-for.js';
-import { ensureBuilt, GNOSIS_CHAIN_ID, startGnosisStandIn, startNode, type GnosisStandIn, type NodeProcess } from './fixtures/real-chain.js';
+import { connectSdk, ensureBuilt, GNOSIS_CHAIN_ID, placeOrder, query, startGnosisStandIn, startNode, type Account, type GnosisStandIn, type NodeProcess } from './fixtures/real-chain.js';
 
 const skip = await skipUnless('postgres');
-
-type Account = ReturnType<typeof privateKeyToAccount>;
-
-/** The SDK's OrderBookApi for chain 100 at the node's `/xdai` order book, signing with `account`. */
-export function connectSdk(node: NodeProcess, chain: GnosisStandIn, account: Account): OrderBookApi {
-  const provider = createPublicClient({ transport: http(chain.rpcUrl) });
-  setGlobalAdapter(new ViemAdapter({ provider: provider as never, signer: account as never }) as never);
-  return new OrderBookApi({
-    chainId: GNOSIS_CHAIN_ID as never,
-    env: 'prod',
-    baseUrls: { [GNOSIS_CHAIN_ID]: `${node.base}/xdai` } as never,
-    backoffOpts: { numOfAttempts: 1 },
-    limiterOpts: { tokensPerInterval: 1000, interval: 'second' },
-  } as never);
-}
-
-/** Quote → the order a wallet signs (2 % slippage, zero fee) → signed with chain 100's domain (the SDK's own settlement address) → posted. */
-export async function placeOrder(api: OrderBookApi, trader: Account, sellToken: Address, buyToken: Address, sellAmount: bigint) {
-  const { quote, id } = await api.getQuote({ sellToken, buyToken, from: trader.address, receiver: trader.address, kind: 'sell' as never, sellAmountBeforeFee: String(sellAmount) } as never);
-  const order = {
-    sellToken: quote.sellToken, buyToken: quote.buyToken, receiver: trader.address,
-    sellAmount: (BigInt(quote.sellAmount) + BigInt(quote.feeAmount)).toString(),
-    buyAmount: ((BigInt(quote.buyAmount) * 98n) / 100n).toString(),
-    validTo: quote.validTo, appData: quote.appData, feeAmount: '0', kind: quote.kind,
-    partiallyFillable: false, sellTokenBalance: 'erc20', buyTokenBalance: 'erc20',
-  };
-  const signed = await OrderSigningUtils.signOrder(order as never, GNOSIS_CHAIN_ID as never, trader as never);
-  const uid = await api.sendOrder({ ...order, signature: signed.signature, signingScheme: signed.signingScheme, from: trader.address, quoteId: id } as never);
-  const expected = await OrderSigningUtils.generateOrderId(GNOSIS_CHAIN_ID as never, order as never, { owner: trader.address } as never);
-  return { uid, expectedUid: expected.orderId, order, quote };
-}
-
-async function query<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 describe('real-chain mode: RPC_URL_100 against a separately started node, PostgreSQL, the official SDK', { skip }, () => {
   let chain: GnosisStandIn;
@@ -145,7 +102,15 @@ describe('real-chain mode: RPC_URL_100 against a separately started node, Postgr
   it('a SOLVER_PRIVATE_KEY that is not on the allow-list: auctions run, the driver does not', async () => {
     const stranger = generatePrivateKey();
     node = await start({ SOLVER_PRIVATE_KEY: stranger });
+    const head = await chain.blockNumber();
     await waitFor('the node to say the key is not an allow-listed solver', () => /not an allow-listed solver/.test(node!.output()), 60_000, 100);
+    await waitFor('an auction with the open order, built by this node', async () => {
+      const res = await fetch(`${node!.base}/xdai/api/v1/auction`);
+      const body = res.status === 200 ? ((await res.json()) as { block: number; orders: unknown[] }) : null;
+      return body !== null && body.block > head && body.orders.length > 0;
+    }, 90_000, 250);
+    const submissions = await query<{ n: string }>(db.url, 'select count(*) as n from competition_settlements where chain_id = $1', [GNOSIS_CHAIN_ID]);
+    assert.equal(Number(submissions[0]!.n), 0, 'nothing was submitted');
     await node.stop();
   });
 
