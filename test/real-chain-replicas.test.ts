@@ -57,9 +57,20 @@ describe('production shape: two replicas, one chain-100 node, one PostgreSQL, on
     return leading.length === 1 ? leading[0]! : null;
   }, 60_000, 100);
 
+  /** Blocks with more than one competition (every auction with a solution has one; only the latest auction is kept). */
   async function auctionsPerBlock(): Promise<Array<{ block: number; n: number }>> {
-    return query<{ block: number; n: number }>(db.url, 'select block, count(*)::int as n from auctions where chain_id = $1 group by block having count(*) > 1', [GNOSIS_CHAIN_ID]);
+    const all = await query<{ n: number }>(db.url, 'select count(*)::int as n from solver_competitions where chain_id = $1', [GNOSIS_CHAIN_ID]);
+    assert.ok(all[0]!.n > 0, 'there are competitions to look at');
+    return query<{ block: number; n: number }>(db.url, 'select start_block as block, count(*)::int as n from solver_competitions where chain_id = $1 group by start_block having count(*) > 1', [GNOSIS_CHAIN_ID]);
   }
+
+  const deployer = () => chain.deployment.accounts.find((x) => x.role === 'deployer')!.address;
+  const mintDai = async (user: Address, amount: bigint) => {
+    await chain.rpc.request('eth_sendTransaction', [{ from: deployer(), to: dai, data: encodeFunctionData({ abi: devnetTokenAbi, functionName: 'mint', args: [user, amount] }) }]);
+  };
+  const freshUser = () => privateKeyToAccount(`0x${randomBytes(32).toString('hex')}` as Hex).address.toLowerCase() as Address;
+  const balanceIn = (data: string) => (JSON.parse(data) as Array<{ balance: string }>)[0]!.balance;
+  const daiStream = (node: NodeProcess, user: Address) => openSse(`${node.base}/${GNOSIS_CHAIN_ID}/accounts/${user}/balances/sse?tokens=${dai}`);
 
   it('one replica leads; orders posted to either are read on both and settled once, one auction per block', async () => {
     const leader = await leaderOf();
@@ -86,23 +97,16 @@ describe('production shape: two replicas, one chain-100 node, one PostgreSQL, on
   });
 
   it('a balance stream served by either replica sees each change once', async () => {
-    const deployer = chain.deployment.accounts.find((x) => x.role === 'deployer')!.address;
-    const user = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}` as Hex).address.toLowerCase() as Address;
-    const url = (node: NodeProcess) => `${node.base}/${GNOSIS_CHAIN_ID}/accounts/${user}/balances/sse?tokens=${dai}`;
-    const [sa, sb] = await Promise.all([openSse(url(a)), openSse(url(b))]);
+    const user = freshUser();
+    const [sa, sb] = await Promise.all([daiStream(a, user), daiStream(b, user)]);
     streams.push(sa, sb);
     assert.equal(sa.status, 200);
     assert.equal(sb.status, 200);
-    const balanceIn = (data: string) => (JSON.parse(data) as Array<{ balance: string }>)[0]!.balance;
     for (const s of [sa, sb]) assert.equal(balanceIn((await s.next((e) => e.event === 'message', 60_000)).data), '0');
-
-    const mint = async (amount: bigint) => {
-      await chain.rpc.request('eth_sendTransaction', [{ from: deployer, to: dai, data: encodeFunctionData({ abi: devnetTokenAbi, functionName: 'mint', args: [user, amount] }) }]);
-    };
     const one = parseUnits('1', 18);
-    await mint(one);
+    await mintDai(user, one);
     for (const s of [sa, sb]) assert.equal(balanceIn((await s.next((e) => e.event === 'message', 60_000)).data), one.toString());
-    await mint(one);
+    await mintDai(user, one);
     for (const s of [sa, sb]) assert.equal(balanceIn((await s.next((e) => e.event === 'message', 60_000)).data), (2n * one).toString());
     for (const s of [sa, sb]) {
       const values = s.events.filter((e) => e.event === 'message').map((e) => balanceIn(e.data));
@@ -113,6 +117,10 @@ describe('production shape: two replicas, one chain-100 node, one PostgreSQL, on
   it('when the leader is killed, the other replica takes over within seconds and settles', async (t) => {
     const leader = await leaderOf();
     const survivor = leader === a ? b : a;
+    const user = freshUser();
+    const stream = await daiStream(survivor, user);
+    streams.push(stream);
+    assert.equal(balanceIn((await stream.next((e) => e.event === 'message', 60_000)).data), '0');
     const killed = Date.now();
     await leader.kill();
     const killedAt = await chain.blockNumber();
@@ -128,5 +136,11 @@ describe('production shape: two replicas, one chain-100 node, one PostgreSQL, on
     await waitFor('the order to be fulfilled by the new leader', async () => (await api.getOrder(uid)).status === 'fulfilled', 120_000, 250);
     assert.equal((await api.getTrades({ orderUid: uid })).length, 1);
     assert.deepEqual(await auctionsPerBlock(), [], 'no block has two auctions across the handover');
+    // the survivor's balance stream goes on without the other replica: the change arrives once
+    await mintDai(user, 5n);
+    assert.equal(balanceIn((await stream.next((e) => e.event === 'message', 60_000)).data), '5');
+    await mintDai(user, 5n);
+    assert.equal(balanceIn((await stream.next((e) => e.event === 'message', 60_000)).data), '10');
+    assert.deepEqual(stream.events.filter((e) => e.event === 'message').map((e) => balanceIn(e.data)), ['0', '5', '10']);
   });
 });
