@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestPostgres } from '../../test/fixtures/databases.js';
 import { skipUnless } from '../../test/fixtures/required-services.js';
+import { spawn } from 'node:child_process';
+import { waitFor } from '../../test/fixtures/wait-for.js';
 import { runAsLeader } from './leadership.js';
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -37,6 +39,36 @@ describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await 
       await rb;
       assert.equal(leading.size, 0);
     } finally {
+      await server.drop();
+    }
+  });
+
+  it('a leader that freezes without closing its connection (SIGSTOP) loses the lock; the standby takes over', async () => {
+    const server = await createTestPostgres();
+    const root = new URL('../..', import.meta.url).pathname;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/leader-process.ts', server.url, 'test-frozen', '200', '2000'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const standby = new AbortController();
+    let standbyLeads = false;
+    try {
+      await waitFor('the child process to lead', () => out.includes('leading'), 60_000);
+      const running = runAsLeader({ url: server.url, name: 'test-frozen', logger: quiet, signal: standby.signal, retryMs: 200, idleTimeoutMs: 2000 }, async (signal) => {
+        standbyLeads = true;
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      });
+      child.kill('SIGSTOP'); // frozen: its socket stays open, nothing is sent
+      await waitFor('the standby to take over from the frozen leader', () => standbyLeads, 30_000);
+      child.kill('SIGCONT');
+      await waitFor('the thawed process to notice it no longer leads', () => out.includes('lost'), 30_000);
+      assert.equal(out.match(/leading/g)!.length, 1, 'the thawed process does not lead again while the standby does');
+      standby.abort();
+      await running;
+    } finally {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exited;
       await server.drop();
     }
   });

@@ -2,7 +2,8 @@
  * Singleton work across replicas (the indexer, the auction and the driver must run once per chain): the
  * replica holding a PostgreSQL session-level advisory lock is the leader. The lock lives as long as that one
  * connection: if the leader dies or loses its connection, the lock is released and another replica takes
- * over within one retry interval. With PGlite (one process owns the database) the caller is always leader.
+ * over within one retry interval; a leader that stops answering without closing it (frozen, its host gone) is
+ * disconnected by the server after `idleTimeoutMs` of silence. With PGlite (one process owns the database) the caller is always leader.
  *
  * @example
  *   const stop = runAsLeader({ url, name: 'loops:31337', logger, signal }, async (leaderSignal) => { ... });
@@ -23,6 +24,12 @@ export interface LeadershipOptions {
   logger: LeadershipLogger;
   signal: AbortSignal;
   retryMs?: number;
+  /**
+   * A leader whose session stays silent this long is disconnected by the server, which frees the lock (default
+   * max(3 × retryMs, 15 s); the leader pings every retryMs). Without it a leader that stops answering without closing
+   * its connection (a frozen process, a host gone) would keep the lock until the server's TCP keepalive notices.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** 64-bit advisory lock key derived from the name. */
@@ -41,6 +48,7 @@ export async function runAsLeader(options: LeadershipOptions, work: (signal: Abo
     return;
   }
   const retryMs = options.retryMs ?? 5_000;
+  const idleTimeoutMs = Math.round(options.idleTimeoutMs ?? Math.max(3 * retryMs, 15_000));
   const key = lockKey(name).toString();
   while (!signal.aborted) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
@@ -53,6 +61,8 @@ export async function runAsLeader(options: LeadershipOptions, work: (signal: Abo
     });
     try {
       await client.connect();
+      // PostgreSQL 14+: the server ends this session (and so the lock) when the pings stop; older servers ignore it
+      await client.query(`set idle_session_timeout = ${idleTimeoutMs}`).catch(() => {});
       const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1::bigint) as ok', [key]);
       if (rows[0]?.ok) {
         logger.info(`${name}: this replica leads`);
