@@ -70,7 +70,8 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
-        const solverAccount = deps.auctions.enabled ? await resolveSolverAccount(network, deps.solverPrivateKey ?? null, leaderLog) : null;
+        // real chains: the operator's allow-listed SOLVER_PRIVATE_KEY or none; the devnet: its own solver (synchronously, as before)
+        const solverAccount = network.devnet || !deps.auctions.enabled ? undefined : await resolveSolverAccount(network, deps.solverPrivateKey ?? null, leaderLog);
         const auctionLoop = !deps.auctions.enabled || signal.aborted ? null : startAuctionLoop({
           network,
           solverAccount,
