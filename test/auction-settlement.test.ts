@@ -17,7 +17,8 @@ import { buildHttpServer, type HttpServer } from '../src/http/server.js';
 import { registerAuctionRoutes } from '../src/orderbook/routes/auction-routes.js';
 import { AuctionStore } from '../src/auction/auction-store.js';
 import { CompetitionStore } from '../src/auction/competition-store.js';
-import { startAuctionLoop, type RunningAuctionLoop } from '../src/auction/auction-loop.js';
+import type { RunningAuctionLoop } from '../src/auction/auction-loop.js';
+import { wireAuctionLoop } from '../src/loops.js';
 import { watchIndexedRanges } from '../src/auction/indexed-ranges.js';
 import { createCompetitionStatus } from '../src/auction/competition-status.js';
 import { UNISWAP_V2_ROUTER_ABI } from '../src/orderbook/pricing/uniswap-v2-estimator.js';
@@ -148,7 +149,7 @@ describe('batch auctions that really settle', () => {
     const own = (app as TestApp & { auctionLoops?: Map<string, RunningAuctionLoop> }).auctionLoops?.get('devnet');
     loop =
       own ??
-      startAuctionLoop({
+      wireAuctionLoop({
         network,
         db: db(),
         nativePrices: app.orderBooks.get('devnet')!.nativePrices,
