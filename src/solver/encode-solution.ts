@@ -28,12 +28,29 @@ export function toSettlement(solution: Solution): Settlement {
   const tokens: Address[] = [...solution.clearingPrices.keys()];
   const prices: bigint[] = [...solution.clearingPrices.values()];
   const index = new Map(tokens.map((t, i) => [t, i]));
+  // the price pair of each directed pair, appended once and shared by all its trades
+  const directed = new Map<string, { sellPrice: bigint; buyPrice: bigint; at?: [number, number] }>();
+  for (const d of solution.directedPrices ?? []) directed.set(`${d.sellToken}-${d.buyToken}`, { sellPrice: d.sellPrice, buyPrice: d.buyPrice });
+  const exact = (trade: ProposedTrade, sellPrice: bigint, buyPrice: bigint): boolean => {
+    const e = contractExecution(trade, sellPrice, buyPrice);
+    return e !== null && e.sell === trade.executedSell && e.buy === trade.executedBuy;
+  };
   const trades: SettlementTrade[] = solution.trades.map((trade) => {
     const { order } = trade;
     let sellIndex = index.get(order.sellToken);
     let buyIndex = index.get(order.buyToken);
     const uniform = sellIndex !== undefined && buyIndex !== undefined ? contractExecution(trade, prices[sellIndex], prices[buyIndex]) : null;
-    if (!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) {
+    const pair = directed.get(`${order.sellToken}-${order.buyToken}`);
+    if ((!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) && pair && exact(trade, pair.sellPrice, pair.buyPrice)) {
+      if (!pair.at) {
+        const s = tokens.push(order.sellToken) - 1;
+        prices.push(pair.sellPrice);
+        const b = tokens.push(order.buyToken) - 1;
+        prices.push(pair.buyPrice);
+        pair.at = [s, b];
+      }
+      [sellIndex, buyIndex] = pair.at;
+    } else if (!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) {
       sellIndex = tokens.push(order.sellToken) - 1;
       prices.push(trade.executedBuy);
       buyIndex = tokens.push(order.buyToken) - 1;
