@@ -125,14 +125,16 @@ export class SettlementSubmissions {
     return Number(result.numUpdatedRows);
   }
 
-  /** The auction of a submission of this solution (same settle calldata) that reverted on chain, or null. */
-  async revertedSolution(solutionHash: Hex): Promise<number | null> {
+  /** The auction of a submission of this solution (same settle calldata) that reverted on chain in or after `sinceBlock`, or null. */
+  async revertedSolution(solutionHash: Hex, sinceBlock = 0): Promise<number | null> {
     const row = await this.db
       .selectFrom('competition_settlements')
       .select('auction_id')
       .where('chain_id', '=', this.chainId)
       .where('status', '=', 'reverted')
       .where('solution_hash', '=', toBytes(solutionHash))
+      .where('block_number', '>=', sinceBlock)
+      .orderBy('auction_id', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ? Number(row.auction_id) : null;

@@ -12,7 +12,7 @@
  * is resolved by whichever of its transactions gets a receipt — a landed cancellation counts as dropped — or as
  * dropped when the account's nonce moved past it without any of them. Submissions another process left pending
  * (a restart, a new leader) are followed the same way by `recover()`: "no receipt yet" stays pending. A solution
- * that reverted on chain is not sent again.
+ * that reverted on chain is not sent again (the same calldata, in any auction) for `revertCooldownBlocks`.
  *
  * @example
  *   const driver = new Driver({ client, rpcUrl, settlement, account: privateKeyToAccount(solverKey), submissions });
@@ -69,6 +69,8 @@ export interface DriverOptions {
   deadlineBlocks?: number;
   /** replacements (same settlement, higher fee) before a stuck submission is cancelled instead (default 1) */
   maxReplacements?: number;
+  /** blocks after a revert during which the same solution (same calldata but the auction id) is not sent again (default 2 × deadlineBlocks) */
+  revertCooldownBlocks?: number;
   /** receipt polling interval (default 250 ms) */
   pollMs?: number;
   hooks?: DriverHooks;
@@ -134,8 +136,10 @@ export class Driver {
       return { ok: false, reason: `encoding: ${errorReason(err)}` };
     }
     const solutionHash = solutionHashOf(data);
-    const reverted = await submissions.revertedSolution(solutionHash);
-    if (reverted !== null) return { ok: false, reason: `the same solution reverted on chain (auction ${reverted}); not sent again` };
+    const cooldown = this.options.revertCooldownBlocks ?? 2 * this.deadlineBlocks;
+    const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
+    const reverted = await submissions.revertedSolution(solutionHash, head - cooldown);
+    if (reverted !== null) return { ok: false, reason: `the same solution reverted on chain (auction ${reverted}); not sent again for ${cooldown} blocks` };
     try {
       await client.call({ account: account.address, to: settlement, data });
       const estimate = await client.estimateGas({ account: account.address, to: settlement, data });
