@@ -217,7 +217,10 @@ export class AmmRouter implements Solver {
 
   private solution(routes: GroupRoute[], timestamp: number): Solution {
     const { router, settlement } = this.options;
-    const deadline = BigInt(timestamp + 3600);
+    // the swap runs inside the settlement, which carries its own deadline: a fixed one keeps the calldata of the
+    // same solution the same in every auction (the driver recognises a solution that reverted)
+    void timestamp;
+    const deadline = 2n ** 32n - 1n;
     const approvals = new Map<Address, bigint>();
     const effects: BalanceEffect[] = [];
     const calls: Interaction[] = [];
