@@ -114,6 +114,17 @@ describe('AMM router: one price per directed pair', () => {
     verifySolution(solution!);
   });
 
+  it('uses as much of the slippage allowance as the limit leaves room for (a tight market order is still routed)', () => {
+    const out = pools().amountOut([A, B], E18)!;
+    const tight = order({ sellAmount: E18, buyAmount: (out * 9_990n) / 10_000n }); // room for 0.1 %, not 0.5 %
+    const [solution] = router(50).solveOn(auctionOf([tight]), pools());
+    assert.ok(solution, 'routed');
+    verifySolution(solution);
+    const swap = decodeFunctionData({ abi: ROUTER_SWAP_ABI, data: solution.interactions.intra.find((i) => i.target === ROUTER)!.callData });
+    const minOut = swap.args[1] as bigint;
+    assert.ok(minOut >= tight.buyAmount && minOut < out, `${minOut} between the limit ${tight.buyAmount} and the market ${out}`);
+  });
+
   it('rejects a solution that gives two orders of one directed pair different prices', () => {
     const x = order({ sellAmount: E18, buyAmount: 2_000n * E6 });
     const y = order({ sellAmount: E18, buyAmount: 2_000n * E6 });

@@ -4,16 +4,16 @@
  * group first) and each group is routed as one aggregate: one `swapExactTokensForTokens` of everything its
  * orders sell, so every order of a directed pair clears at one price (the protocol's uniform directed clearing
  * prices), expressed as a price pair the settlement derives every trade of the group from. Buy orders of a
- * group sell what that price asks for their exact buy amount. The swap's minimum out allows `slippageBps` of
- * slippage and the orders are paid at that minimum (the score assumes it): a swap landing first that moves the
- * pool less than that does not revert the settlement, and what the pool yields above the minimum stays in the
- * settlement contract. The settlement approves the router for the total of each token and swaps with itself as
+ * group sell what that price asks for their exact buy amount. The swap's minimum out allows up to `slippageBps`
+ * of slippage — as much as the orders' limits leave room for — and the orders are paid at that minimum (the
+ * score assumes it): a swap landing first that moves the pool less than that does not revert the settlement,
+ * and what the pool yields above the minimum stays in the settlement contract. The settlement approves the router for the total of each token and swaps with itself as
  * recipient, as intra-settlement interactions. A partially fillable order alone in its group is filled as far as
  * its limit price, balance and what is left allow.
  * Orders buying native ETH (0xEeee…) are routed to the wrapped native token, which the settlement unwraps
  * (`withdraw`, the last intra-settlement interaction) so that GPv2Settlement pays their owners in ETH.
  */
-import { encodeFunctionData, parseAbi, type Address } from 'viem';
+import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import type { Auction, SolvableOrder } from '../auction/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
@@ -140,18 +140,36 @@ export class AmmRouter implements Solver {
     };
     let fills: Fill[] = members.map((order) => ({ order, amount: initial(order) })).filter((f) => f.amount > 0n);
     while (fills.length > 0) {
-      let best: GroupRoute | null = null;
-      for (const path of this.paths(fills[0]!.order)) {
-        const r = this.price(fills, path, pools);
-        if (r && (!best || r.sellPrice * best.buyPrice > best.sellPrice * r.buyPrice)) best = r;
+      // as much of the slippage allowance as the orders' limits leave room for (down to none)
+      let failing = new Set<Hex>();
+      for (const slippage of this.slippageSteps()) {
+        const best = this.bestPath(fills, pools, slippage);
+        if (!best) break;
+        failing = new Set(best.trades.filter((t) => !this.acceptable(t, budget)).map((t) => t.order.uid));
+        if (failing.size === 0) return best;
       }
-      if (!best) return fills.length === 1 ? this.largestLone(fills[0]!.order, pools, budget) : null;
-      const failing = new Set(best.trades.filter((t) => !this.acceptable(t, budget)).map((t) => t.order.uid));
-      if (failing.size === 0) return best;
       if (fills.length === 1) return this.largestLone(fills[0]!.order, pools, budget);
+      if (failing.size === 0) return null;
       fills = fills.filter((f) => !failing.has(f.order.uid));
     }
     return null;
+  }
+
+  /** The slippage allowances tried, largest first: the configured one, halved down to a tenth of it, then none. */
+  private slippageSteps(): bigint[] {
+    const steps: bigint[] = [];
+    for (let s = this.slippageBps; s > 0n && s * 10n >= this.slippageBps; s /= 2n) steps.push(s);
+    steps.push(0n);
+    return steps;
+  }
+
+  private bestPath(fills: Fill[], pools: PoolSnapshot, slippage: bigint): GroupRoute | null {
+    let best: GroupRoute | null = null;
+    for (const path of this.paths(fills[0]!.order)) {
+      const r = this.price(fills, path, pools, slippage);
+      if (r && (!best || r.sellPrice * best.buyPrice > best.sellPrice * r.buyPrice)) best = r;
+    }
+    return best;
   }
 
   private acceptable(t: ProposedTrade, budget: BalanceBudget): boolean {
@@ -162,12 +180,11 @@ export class AmmRouter implements Solver {
   private largestLone(order: SolvableOrder, pools: PoolSnapshot, budget: BalanceBudget): GroupRoute | null {
     if (!order.partiallyFillable) return null;
     return largestFill(order.remaining, (amount) => {
-      let best: GroupRoute | null = null;
-      for (const path of this.paths(order)) {
-        const r = this.price([{ order, amount }], path, pools);
-        if (r && this.acceptable(r.trades[0]!, budget) && (!best || r.sellPrice * best.buyPrice > best.sellPrice * r.buyPrice)) best = r;
+      for (const slippage of this.slippageSteps()) {
+        const r = this.bestPath([{ order, amount }], pools, slippage);
+        if (r && this.acceptable(r.trades[0]!, budget)) return r;
       }
-      return best;
+      return null;
     });
   }
 
@@ -177,21 +194,21 @@ export class AmmRouter implements Solver {
    * amount, so it is found by a few fixed-point steps; the result is checked: everything paid out fits in the
    * minimum out of what the orders bring in.
    */
-  private price(fills: Fill[], path: Address[], pools: PoolSnapshot): GroupRoute | null {
+  private price(fills: Fill[], path: Address[], pools: PoolSnapshot, slippageBps: bigint): GroupRoute | null {
     const sells = fills.filter((f) => f.order.kind === 'sell');
     const buys = fills.filter((f) => f.order.kind === 'buy');
     const sold = sells.reduce((s, f) => s + f.amount, 0n);
     const bought = buys.reduce((s, f) => s + f.amount, 0n);
     const minOutOf = (amountIn: bigint): bigint | null => {
       const out = amountIn > 0n ? pools.amountOut(path, amountIn) : null;
-      return out === null ? null : (out * (BPS - this.slippageBps)) / BPS;
+      return out === null ? null : (out * (BPS - slippageBps)) / BPS;
     };
     for (let margin = BigInt(2 * fills.length + 2); margin < 1n << 20n; margin *= 4n) {
       let x = sold;
       if (bought > 0n) {
         const needed = pools.amountIn(path, bought);
         if (needed === null) return null;
-        x += (needed * BPS) / (BPS - this.slippageBps) + 1n;
+        x += (needed * BPS) / (BPS - slippageBps) + 1n;
       }
       let sellPrice = 0n;
       let buyPrice = 0n;
