@@ -1,6 +1,8 @@
 /**
  * A solution as a `GPv2Settlement.settle` call. `tokens`/`clearingPrices` start with the solution's uniform
- * prices; a trade whose executed amounts the contract derives exactly from them points there. Any other trade
+ * prices; a trade whose executed amounts the contract derives exactly from them points there. A trade of a
+ * directed pair the solution gives its own price pair (`directedPrices`, e.g. an AMM aggregate) points to that
+ * pair, appended once and shared by every trade of the directed pair. Any other trade
  * (an AMM route at its own rate, or amounts rounded in the settlement's favour) gets its own price pair appended
  * — sell token at the executed buy amount, buy token at the executed sell amount — from which the contract
  * computes exactly the executed amounts: ceil(sell × buy / sell) = buy for sell orders, floor(buy × sell / buy)
