@@ -4,12 +4,27 @@
  * one replica per chain (advisory-lock leadership); each takes the AbortSignal and stops cleanly.
  */
 import type { Logger } from 'pino';
+import type { Kysely } from 'kysely';
+import type { LocalAccount } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { Database } from './db/connection.js';
+import type { DB } from './db/schema.js';
 import type { ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
+import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
-import { startAuctionLoop, type RunningAuctionLoop } from './auction/auction-loop.js';
+import { startAuctionLoop, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
+import { AuctionBuilder } from './auction/build-auction.js';
+import { AuctionStore } from './auction/auction-store.js';
+import { CompetitionStore } from './auction/competition-store.js';
+import { OrderExclusions } from './auction/order-exclusions.js';
+import { OrderLifecycle } from './auction/order-lifecycle.js';
+import { SettlementSubmissions } from './auction/settlement-submissions.js';
+import { AmmRouter } from './solver/amm-router.js';
+import { CowMatcher } from './solver/cow-matcher.js';
+import { Driver, type DriverHooks } from './solver/driver.js';
+import type { Solver } from './solver/solution.js';
 import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
@@ -43,6 +58,82 @@ export interface RunningLoops {
   stop(): Promise<void>;
 }
 
+/** What the auction loop of one network is wired from. */
+export interface AuctionLoopWiring {
+  network: ChainNetwork;
+  db: Kysely<DB>;
+  /** native prices of the auction (the order book's source: AmmNativePrice) */
+  nativePrices: NativePriceSource;
+  logger: AuctionLoopLogger;
+  signal: AbortSignal;
+  indexer?: IndexedSource | null;
+  /** the allow-listed solver account; default: the devnet's 'solver' account, none on other chains (then nothing is submitted) */
+  solverAccount?: LocalAccount | null;
+  /** default: the CoW matcher and the AMM router */
+  solvers?: Solver[];
+  everyBlocks?: number;
+  deadlineBlocks?: number;
+  exclusionBlocks?: number;
+  bannedAddresses?: ReadonlySet<string>;
+  deniedTokens?: ReadonlySet<string>;
+  driverHooks?: DriverHooks;
+}
+
+function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
+  const solver = network.devnet?.deployment.accounts.find((a) => a.role === 'solver');
+  return solver ? privateKeyToAccount(solver.privateKey) : null;
+}
+
+/** The built-in solvers of a network: the CoW matcher, and the AMM router where the network has an AMM. */
+export function defaultSolvers(network: ChainNetwork): Solver[] {
+  const solvers: Solver[] = [new CowMatcher()];
+  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors, wrappedNative: network.wrappedNative }));
+  return solvers;
+}
+
+/** Builds the auction loop of one network — its builder, stores, solvers and driver — and starts it. */
+export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
+  const { network, db } = w;
+  const chainId = network.chainId;
+  const submissions = new SettlementSubmissions(db, chainId);
+  const builder = new AuctionBuilder({
+    chainId,
+    db,
+    reader: network.reader,
+    settlement: network.settlement,
+    vaultRelayer: network.vaultRelayer,
+    hooksTrampoline: network.hooksTrampoline,
+    nativePrices: w.nativePrices,
+    bannedAddresses: w.bannedAddresses,
+    deniedTokens: w.deniedTokens,
+  });
+  const account = w.solverAccount === undefined ? defaultSolverAccount(network) : w.solverAccount;
+  const trader = account && network.devnet?.deployment.accounts.find((a) => a.role === 'trader' && a.address.toLowerCase() === account.address.toLowerCase());
+  if (trader) throw new Error(`auction: ${account!.address} is a trader account of the devnet; settlements are sent from the solver account only`);
+  const driver = account
+    ? new Driver({ client: network.client, rpcUrl: network.rpcUrl, settlement: network.settlement, account, submissions, logger: w.logger, deadlineBlocks: w.deadlineBlocks, hooks: w.driverHooks })
+    : null;
+  return startAuctionLoop({
+    network,
+    builder,
+    stores: {
+      auctions: new AuctionStore(db, chainId),
+      competitions: new CompetitionStore(db, chainId),
+      lifecycle: new OrderLifecycle(db, chainId),
+      submissions,
+      exclusions: new OrderExclusions(db, chainId),
+    },
+    solvers: w.solvers ?? defaultSolvers(network),
+    driver,
+    logger: w.logger,
+    signal: w.signal,
+    indexer: w.indexer,
+    everyBlocks: w.everyBlocks,
+    deadlineBlocks: w.deadlineBlocks,
+    exclusionBlocks: w.exclusionBlocks,
+  });
+}
+
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
@@ -72,7 +163,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
         // real chains: the operator's allow-listed SOLVER_PRIVATE_KEY or none; the devnet: its own solver (synchronously, as before)
         const solverAccount = network.devnet || !deps.auctions.enabled ? undefined : await resolveSolverAccount(network, deps.solverPrivateKey ?? null, leaderLog);
-        const auctionLoop = !deps.auctions.enabled || signal.aborted ? null : startAuctionLoop({
+        const auctionLoop = !deps.auctions.enabled || signal.aborted ? null : wireAuctionLoop({
           network,
           solverAccount,
           db: deps.database.db,

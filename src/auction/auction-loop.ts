@@ -7,28 +7,31 @@
  *
  * One cycle runs at a time; blocks that arrive meanwhile collapse into one more cycle on the newest block.
  *
+ * When the best solution's settlement does not simulate, the orders that make it revert are looked for
+ * (`findFailingOrders`), excluded for `exclusionBlocks` blocks with a `filtered` order event naming why, and the
+ * competition runs again in the same auction without them, so one bad order no longer blocks its batch.
+ *
+ * The loop builds nothing itself: the composition root (src/loops.ts, `wireAuctionLoop`) gives it its builder,
+ * stores, solvers and driver.
+ *
  * @example
- *   const loop = startAuctionLoop({ network, db, nativePrices, logger, signal, indexer });
+ *   const loop = startAuctionLoop({ network, builder, stores, solvers, driver, logger, signal, indexer });
  *   await loop.stop();
  */
-import type { Kysely } from 'kysely';
-import type { Hex, LocalAccount } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
 import type { ChainNetwork } from '../chain/network.js';
 import type { BlockHead } from '../chain/block-feed.js';
-import type { DB } from '../db/schema.js';
-import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { AmmRouter } from '../solver/amm-router.js';
 import { runCompetition, type RankedSolution } from '../solver/competition.js';
-import { CowMatcher } from '../solver/cow-matcher.js';
-import { Driver, type DriverHooks, type PreparedSettlement, type SettlementOutcome } from '../solver/driver.js';
+import type { Driver, PreparedSettlement, SettlementOutcome } from '../solver/driver.js';
+import { findFailingOrders } from '../solver/failing-orders.js';
 import type { Solution, Solver } from '../solver/solution.js';
-import { AuctionBuilder } from './build-auction.js';
-import { AuctionStore } from './auction-store.js';
-import type { Auction } from './auction-types.js';
-import { CompetitionStore } from './competition-store.js';
-import { OrderLifecycle } from './order-lifecycle.js';
-import { SettlementSubmissions } from './settlement-submissions.js';
+import type { AuctionBuilder } from './build-auction.js';
+import type { AuctionStore } from './auction-store.js';
+import type { Auction, ExcludedOrder } from './auction-types.js';
+import type { CompetitionStore } from './competition-store.js';
+import type { OrderExclusions } from './order-exclusions.js';
+import type { OrderLifecycle } from './order-lifecycle.js';
+import type { SettlementSubmissions } from './settlement-submissions.js';
 
 export interface AuctionLoopLogger {
   debug(obj: object, msg?: string): void;
@@ -42,26 +45,33 @@ export interface IndexedSource {
   onIndexed(listener: (fromBlock: number, toBlock: number, touched: { orderUids: Hex[] }) => void | Promise<void>): () => void;
 }
 
+/** The stores of one network's auctions. */
+export interface AuctionLoopStores {
+  auctions: AuctionStore;
+  competitions: CompetitionStore;
+  lifecycle: OrderLifecycle;
+  submissions: SettlementSubmissions;
+  exclusions: OrderExclusions;
+}
+
 export interface AuctionLoopOptions {
+  /** the chain: its block stream, client and reader */
   network: ChainNetwork;
-  db: Kysely<DB>;
-  /** native prices of the auction (the order book's source: AmmNativePrice) */
-  nativePrices: NativePriceSource;
+  builder: AuctionBuilder;
+  stores: AuctionLoopStores;
+  solvers: Solver[];
+  /** sends the winners; null: auctions and competitions run, nothing is settled */
+  driver: Driver | null;
   logger: AuctionLoopLogger;
   signal: AbortSignal;
   /** the network's indexer; without it no `traded`/on-chain `cancelled` events are written by this loop */
   indexer?: IndexedSource | null;
-  /** the allow-listed solver account; default: the devnet's 'solver' account, none on other chains (then nothing is submitted) */
-  solverAccount?: LocalAccount | null;
-  /** default: the CoW matcher and the AMM router */
-  solvers?: Solver[];
   /** build an auction every this many blocks (default 1) */
   everyBlocks?: number;
-  /** blocks a submission has to be mined in (default 10) */
+  /** blocks a submission has to be mined in (the competition's deadline block; default 10) */
   deadlineBlocks?: number;
-  bannedAddresses?: ReadonlySet<string>;
-  deniedTokens?: ReadonlySet<string>;
-  driverHooks?: DriverHooks;
+  /** blocks an order that made a settlement's simulation revert stays out of auctions (default 20) */
+  exclusionBlocks?: number;
 }
 
 export interface CycleReport {
@@ -93,44 +103,13 @@ export interface RunningAuctionLoop {
   stop(): Promise<void>;
 }
 
-function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
-  const solver = network.devnet?.deployment.accounts.find((a) => a.role === 'solver');
-  return solver ? privateKeyToAccount(solver.privateKey) : null;
-}
-
-export function defaultSolvers(network: ChainNetwork): Solver[] {
-  const solvers: Solver[] = [new CowMatcher()];
-  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors, wrappedNative: network.wrappedNative }));
-  return solvers;
-}
-
 export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoop {
-  const { network, db, logger, signal } = options;
+  const { network, logger, signal, builder, solvers, driver } = options;
+  const { auctions, competitions, lifecycle, submissions, exclusions } = options.stores;
   const chainId = network.chainId;
   const everyBlocks = Math.max(1, options.everyBlocks ?? 1);
   const deadlineBlocks = options.deadlineBlocks ?? 10;
-  const auctions = new AuctionStore(db, chainId);
-  const competitions = new CompetitionStore(db, chainId);
-  const lifecycle = new OrderLifecycle(db, chainId);
-  const submissions = new SettlementSubmissions(db, chainId);
-  const builder = new AuctionBuilder({
-    chainId,
-    db,
-    reader: network.reader,
-    settlement: network.settlement,
-    vaultRelayer: network.vaultRelayer,
-    hooksTrampoline: network.hooksTrampoline,
-    nativePrices: options.nativePrices,
-    bannedAddresses: options.bannedAddresses,
-    deniedTokens: options.deniedTokens,
-  });
-  const solvers = options.solvers ?? defaultSolvers(network);
-  const account = options.solverAccount === undefined ? defaultSolverAccount(network) : options.solverAccount;
-  const trader = account && network.devnet?.deployment.accounts.find((a) => a.role === 'trader' && a.address.toLowerCase() === account.address.toLowerCase());
-  if (trader) throw new Error(`auction: ${account!.address} is a trader account of the devnet; settlements are sent from the solver account only`);
-  const driver = account
-    ? new Driver({ client: network.client, rpcUrl: network.rpcUrl, settlement: network.settlement, account, submissions, logger, deadlineBlocks, hooks: options.driverHooks })
-    : null;
+  const exclusionBlocks = options.exclusionBlocks ?? 20;
   if (!driver) logger.warn({ chainId }, 'auction: no solver account for this network; auctions and competitions run, nothing is settled');
 
   const listeners = new Set<(report: CycleReport) => void>();
@@ -139,7 +118,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
   let lastBlock = -Infinity;
   let running: Promise<CycleReport | null> | null = null;
   let queued: BlockHead | null = null;
-  const recovered = driver ? driver.recover().catch((err) => logger.warn({ chainId, err }, 'auction: could not resolve earlier submissions')) : Promise.resolve();
+  const recover = () => (driver ? driver.recover().catch((err) => logger.warn({ chainId, err }, 'auction: could not resolve earlier submissions')) : Promise.resolve());
+  const recovered = recover();
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     background.add(p);
@@ -147,10 +127,50 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     return p;
   };
 
+  /**
+   * Runs the competition; when the best solution's settlement fails to simulate, excludes the orders that make
+   * it revert and runs it again in the same auction without them. Returns the ranking to store and the winner's plan.
+   */
+  async function compete(auction: Auction, head: number): Promise<{ ranked: RankedSolution[]; plan: PreparedSettlement | null }> {
+    // the winner is the best solution whose settlement simulates; its prepared transaction is kept
+    let plan: PreparedSettlement | null = null;
+    const accept = driver
+      ? async (solution: Solution) => {
+          const prepared = await driver.prepare(solution, auction.id);
+          if (prepared.ok) plan = prepared;
+          return prepared;
+        }
+      : null;
+    const hooked = auction.orders.some((o) => o.hookGas > 0n);
+    const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
+    const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
+    if (!driver) return { ranked, plan };
+    // the solutions ranked above the winner (all, without one) that failed the simulation
+    const winnerAt = ranked.findIndex((r) => r.isWinner);
+    const failed = ranked.slice(0, winnerAt < 0 ? ranked.length : winnerAt).find((r) => r.filteredOut && r.reason?.startsWith('simulation:'));
+    const solver = failed && solvers.find((s) => s.name === failed.solution.solver);
+    if (!failed || !solver) return { ranked, plan };
+    const bad = await findFailingOrders(auction, solver, failed.solution, (s) => driver.prepare(s, auction.id));
+    if (bad.length === 0) return { ranked, plan };
+    const excluded: ExcludedOrder[] = bad.map((b) => ({ uid: b.uid, label: 'filtered', reason: `simulation_failed: ${b.reason.replace(/^simulation: /, '')}`.slice(0, 300) }));
+    await exclusions.exclude(excluded, head + exclusionBlocks);
+    await lifecycle.afterExclusion(excluded);
+    logger.warn({ chainId, auctionId: auction.id, excluded: excluded.map((e) => e.uid), untilBlock: head + exclusionBlocks }, 'auction: orders that make the settlement revert are left out for a while');
+    const out = new Set(excluded.map((e) => e.uid));
+    plan = null;
+    const again = await runCompetition({ ...auction, orders: auction.orders.filter((o) => !out.has(o.uid)) }, solvers, accept, logger, gasPrice);
+    // the record keeps the solutions that failed, after the new ones
+    const all = [...again, ...ranked.filter((r) => r.filteredOut)].map((r, i) => ({ ...r, ranking: i + 1 }));
+    return { ranked: all, plan };
+  }
+
   async function cycle(block: { number: bigint; timestamp: bigint }): Promise<CycleReport> {
     await recovered;
     const head = Number(block.number);
+    if (driver) await recover();
     const inFlight = await submissions.inFlightOrderUids(head);
+    // orders excluded for making a settlement revert are held like orders in flight
+    for (const uid of await exclusions.active(head)) inFlight.add(uid);
     const buildStarted = performance.now();
     const built = await builder.build(block, inFlight);
     const buildSeconds = (performance.now() - buildStarted) / 1000;
@@ -160,18 +180,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       built.excluded,
     );
     await lifecycle.expire(Number(block.timestamp));
-    // the winner is the best solution whose settlement simulates; its prepared transaction is kept
-    const accepted: { plan: PreparedSettlement | null } = { plan: null };
-    const accept = driver
-      ? async (solution: Solution) => {
-          const prepared = await driver.prepare(solution, auction.id);
-          if (prepared.ok) accepted.plan = prepared;
-          return prepared;
-        }
-      : null;
-    const hooked = auction.orders.some((o) => o.hookGas > 0n);
-    const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
-    const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
+    const { ranked, plan } = await compete(auction, head);
     const winner = ranked.find((r) => r.isWinner) ?? null;
     let settlement: Promise<SettlementOutcome> | null = null;
     if (ranked.length > 0) {
@@ -180,9 +189,9 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       const considered = ranked.filter((r) => r !== winner).flatMap((r) => r.solution.trades.map((t) => t.order.uid));
       await lifecycle.afterCompetition(executing, [...new Set(considered)]);
     }
-    if (winner && driver && accepted.plan) {
+    if (winner && driver && plan) {
       // recorded (its orders in flight) before the next auction is built; sent and followed in the background
-      const { outcome } = await driver.submit(accepted.plan, winner.solution.trades.map((t) => t.order.uid), signal);
+      const { outcome } = await driver.submit(plan, winner.solution.trades.map((t) => t.order.uid), signal);
       settlement = track(outcome);
     }
     logger.debug(
@@ -259,45 +268,3 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     },
   };
 }
-
-/** What `startBackgroundLoops` (src/loops.ts) has for each network. */
-export interface AuctionLoopsDeps {
-  networks: ChainNetwork[];
-  db: Kysely<DB>;
-  nativePrices: (network: ChainNetwork) => NativePriceSource;
-  logger: AuctionLoopLogger;
-  signal: AbortSignal;
-  /** the indexer of each network, by network name */
-  indexers?: Map<string, IndexedSource>;
-  everyBlocks?: number;
-  bannedAddresses?: ReadonlySet<string>;
-  deniedTokens?: ReadonlySet<string>;
-}
-
-/** One auction loop per network; `stop()` stops them all. */
-export function startAuctionLoops(deps: AuctionLoopsDeps): { loops: Map<string, RunningAuctionLoop>; stop(): Promise<void> } {
-  const loops = new Map<string, RunningAuctionLoop>();
-  for (const network of deps.networks) {
-    loops.set(
-      network.name,
-      startAuctionLoop({
-        network,
-        db: deps.db,
-        nativePrices: deps.nativePrices(network),
-        logger: deps.logger,
-        signal: deps.signal,
-        indexer: deps.indexers?.get(network.name) ?? null,
-        everyBlocks: deps.everyBlocks,
-        bannedAddresses: deps.bannedAddresses,
-        deniedTokens: deps.deniedTokens,
-      }),
-    );
-  }
-  return {
-    loops,
-    async stop() {
-      await Promise.allSettled([...loops.values()].map((l) => l.stop()));
-    },
-  };
-}
-

@@ -77,6 +77,35 @@ for (const engine of await engines()) {
       assert.deepEqual((await submissions.unresolved()).map((s) => [s.auctionId, s.txHash, s.orderUids]), [[3, null, [a]]]);
     });
 
+    it('keeps an unsent submission of another process in flight until its deadline, and never sends one given up on', async () => {
+      const submissions = new SettlementSubmissions(database.db, CHAIN);
+      const [a, b] = [uid(), uid()];
+      await submissions.failUnsent(0, 0); // a submission of the test above, recorded without its block (as before migration 008)
+      // the old leader recorded a submission at block 500 and is about to send it
+      await submissions.begin(10, SOLVER, [a], { createdBlock: 500 });
+      assert.equal(await submissions.failUnsent(503, 5), 0, 'the new leader does not release it within the deadline');
+      assert.deepEqual([...(await submissions.inFlightOrderUids(503))], [a]);
+      const attempt = { txHash: hash(), nonce: 7, maxFeePerGas: 3n, maxPriorityFeePerGas: 1n, sentBlock: 503 };
+      assert.equal(await submissions.recordAttempt(10, SOLVER, attempt, true), true, 'the old leader records its transaction before broadcasting it');
+      assert.equal(await submissions.failUnsent(600, 5), 0, 'a sent submission is never failed as unsent');
+      const replacement = { ...attempt, txHash: hash(), maxFeePerGas: 4n, sentBlock: 510 };
+      assert.equal(await submissions.recordAttempt(10, SOLVER, replacement, false), true);
+      assert.equal(await submissions.recordAttempt(10, SOLVER, { ...replacement, txHash: hash(), nonce: 8 }, false), false, 'a replacement keeps the nonce');
+      const tracked = (await submissions.unresolved()).find((x) => x.auctionId === 10)!;
+      assert.deepEqual([tracked.nonce, tracked.txHashes, tracked.txHash, tracked.maxFeePerGas, tracked.sentBlock], [7, [attempt.txHash, replacement.txHash], replacement.txHash, 4n, 510]);
+
+      // an unsent one past its deadline fails, and its sender may no longer send it
+      await submissions.begin(11, SOLVER, [b], { createdBlock: 500 });
+      assert.equal(await submissions.failUnsent(506, 5), 1);
+      assert.equal(await submissions.recordAttempt(11, SOLVER, { ...attempt, txHash: hash() }, true), false);
+      assert.equal((await submissions.inFlightOrderUids(506)).has(b), false);
+      // resolving twice: the first outcome stays
+      assert.equal(await submissions.resolve(10, SOLVER, 'mined', { blockNumber: 511, txHash: attempt.txHash }), true);
+      assert.equal(await submissions.resolve(10, SOLVER, 'dropped', { reason: 'late' }), false);
+      const row = await submissions.get(10, SOLVER);
+      assert.deepEqual([row?.status, row?.txHash], ['mined', attempt.txHash], 'the transaction that landed is the one recorded');
+    });
+
     it('writes each order event once per transition', async () => {
       const lifecycle = new OrderLifecycle(database.db, CHAIN);
       const now = 2_000_000_000;

@@ -31,6 +31,14 @@ export interface StoredSolution {
   filterReason: string | null;
 }
 
+/** What became of a winning solution the driver submitted. */
+export interface StoredSettlement {
+  solverAddress: Address;
+  status: string;
+  txHash: Hex | null;
+  reason: string | null;
+}
+
 export interface StoredCompetition {
   auctionId: number;
   startBlock: number;
@@ -38,6 +46,8 @@ export interface StoredCompetition {
   auction: { orders: Hex[]; prices: Record<string, string> };
   solutions: StoredSolution[];
   transactionHashes: Hex[];
+  /** the submissions of this auction (pending, mined, settled, reverted, dropped, failed) */
+  settlements: StoredSettlement[];
 }
 
 const ZERO: Address = '0x0000000000000000000000000000000000000000';
@@ -133,13 +143,13 @@ export class CompetitionStore {
   }
 
   private async withTransactions(row: { auction_id: number; start_block: number; deadline_block: number; auction: unknown; solutions: unknown }): Promise<StoredCompetition> {
-    const txs = await this.db
+    const submissions = await this.db
       .selectFrom('competition_settlements')
-      .select('tx_hash')
+      .select(['tx_hash', 'status', 'solver', 'reason'])
       .where('chain_id', '=', this.chainId)
       .where('auction_id', '=', Number(row.auction_id))
-      .where('status', 'in', ['mined', 'settled'])
       .execute();
+    const txs = submissions.filter((s) => s.status === 'mined' || s.status === 'settled');
     const parse = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
     return {
       auctionId: Number(row.auction_id),
@@ -148,6 +158,7 @@ export class CompetitionStore {
       auction: parse(row.auction),
       solutions: parse(row.solutions),
       transactionHashes: txs.flatMap((t) => (t.tx_hash ? [toHex(t.tx_hash)] : [])),
+      settlements: submissions.map((s) => ({ solverAddress: toHex(s.solver) as Address, status: s.status, txHash: s.tx_hash ? toHex(s.tx_hash) : null, reason: s.reason })),
     };
   }
 }
@@ -159,6 +170,16 @@ function referenceScore(competition: StoredCompetition): bigint | null {
   let best = 0n;
   for (const s of competition.solutions) if (!s.filteredOut && s.solver !== winner.solver && fromNumeric(s.score) > best) best = fromNumeric(s.score);
   return best;
+}
+
+/**
+ * The winner's submission as the records show it (an addition to upstream's shapes): `{status, txHash, reason}`
+ * — e.g. `reverted` with the revert reason — or null for the other solutions and before anything was sent.
+ */
+function settlementOf(c: StoredCompetition, s: StoredSolution): { status: string; txHash: Hex | null; reason: string | null } | null {
+  if (!s.isWinner) return null;
+  const found = (c.settlements ?? []).find((x) => x.solverAddress.toLowerCase() === s.solverAddress.toLowerCase());
+  return found ? { status: found.status, txHash: found.txHash, reason: found.reason } : null;
 }
 
 /** The v1 record (spec; last upstream shape). */
@@ -178,6 +199,7 @@ export function competitionV1(c: StoredCompetition): Record<string, unknown> {
       orders: s.orders.map((o) => ({ id: o.id, sellAmount: o.sellAmount, buyAmount: o.buyAmount })),
       isWinner: s.isWinner,
       filteredOut: s.filteredOut,
+      settlement: settlementOf(c, s),
     })),
   };
 }
@@ -203,6 +225,7 @@ export function competitionV2(c: StoredCompetition): Record<string, unknown> {
       filteredOut: s.filteredOut,
       txHash: s.isWinner ? (c.transactionHashes[0] ?? null) : null,
       referenceScore: s.isWinner && reference !== null ? reference.toString() : null,
+      settlement: settlementOf(c, s),
     })),
   };
 }

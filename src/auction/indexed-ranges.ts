@@ -6,7 +6,7 @@
  *
  * @example
  *   const indexed = watchIndexedRanges({ db, chainId, signal });
- *   startAuctionLoop({ ..., indexer: indexed });
+ *   wireAuctionLoop({ ..., indexer: indexed });   // src/loops.ts
  */
 import { sql, type Kysely } from 'kysely';
 import type { Hex } from 'viem';

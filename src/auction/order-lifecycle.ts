@@ -77,6 +77,11 @@ export class OrderLifecycle {
     );
   }
 
+  /** Orders taken out of the auction after it was built (they made a settlement revert): `filtered` + reason. */
+  afterExclusion(excluded: ExcludedOrder[]): Promise<number> {
+    return this.serial(() => this.writeChanged(excluded.map((e) => ({ uid: e.uid, label: e.label, reason: e.reason }))));
+  }
+
   /**
    * After the indexer committed a range touching these orders: one `traded` per settlement transaction that
    * filled the order, and `cancelled` for an on-chain invalidation. Orders not in the book are ignored.

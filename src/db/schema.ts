@@ -124,6 +124,23 @@ export interface CompetitionSettlementsTable {
   order_uids: ColumnType<Uint8Array[], Uint8Array[] | undefined, Uint8Array[]>;
   block_number: number | null;
   updated_at: CreatedAt;
+  /** 008_settlement_safety */
+  nonce: number | null;
+  tx_hashes: ColumnType<Uint8Array[], Uint8Array[] | undefined, Uint8Array[]>;
+  max_fee_per_gas: Numeric | null;
+  max_priority_fee_per_gas: Numeric | null;
+  sent_block: number | null;
+  created_block: number | null;
+  solution_hash: Bytes | null;
+}
+
+// 008_settlement_safety
+export interface OrderExclusionsTable {
+  chain_id: number;
+  order_uid: Bytes;
+  until_block: number;
+  reason: string;
+  created_at: CreatedAt;
 }
 
 export interface IndexerCheckpointsTable { chain_id: number; name: string; block_number: number; block_hash: Bytes; updated_at: CreatedAt }
@@ -161,6 +178,7 @@ export interface DB {
   auctions: AuctionsTable;
   solver_competitions: SolverCompetitionsTable;
   competition_settlements: CompetitionSettlementsTable;
+  order_exclusions: OrderExclusionsTable;
   indexer_checkpoints: IndexerCheckpointsTable;
   indexed_blocks: IndexedBlocksTable;
   hook_executions: HookExecutionsTable;

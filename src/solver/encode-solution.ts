@@ -1,6 +1,8 @@
 /**
  * A solution as a `GPv2Settlement.settle` call. `tokens`/`clearingPrices` start with the solution's uniform
- * prices; a trade whose executed amounts the contract derives exactly from them points there. Any other trade
+ * prices; a trade whose executed amounts the contract derives exactly from them points there. A trade of a
+ * directed pair the solution gives its own price pair (`directedPrices`, e.g. an AMM aggregate) points to that
+ * pair, appended once and shared by every trade of the directed pair. Any other trade
  * (an AMM route at its own rate, or amounts rounded in the settlement's favour) gets its own price pair appended
  * — sell token at the executed buy amount, buy token at the executed sell amount — from which the contract
  * computes exactly the executed amounts: ceil(sell × buy / sell) = buy for sell orders, floor(buy × sell / buy)
@@ -28,12 +30,29 @@ export function toSettlement(solution: Solution): Settlement {
   const tokens: Address[] = [...solution.clearingPrices.keys()];
   const prices: bigint[] = [...solution.clearingPrices.values()];
   const index = new Map(tokens.map((t, i) => [t, i]));
+  // the price pair of each directed pair, appended once and shared by all its trades
+  const directed = new Map<string, { sellPrice: bigint; buyPrice: bigint; at?: [number, number] }>();
+  for (const d of solution.directedPrices ?? []) directed.set(`${d.sellToken}-${d.buyToken}`, { sellPrice: d.sellPrice, buyPrice: d.buyPrice });
+  const exact = (trade: ProposedTrade, sellPrice: bigint, buyPrice: bigint): boolean => {
+    const e = contractExecution(trade, sellPrice, buyPrice);
+    return e !== null && e.sell === trade.executedSell && e.buy === trade.executedBuy;
+  };
   const trades: SettlementTrade[] = solution.trades.map((trade) => {
     const { order } = trade;
     let sellIndex = index.get(order.sellToken);
     let buyIndex = index.get(order.buyToken);
     const uniform = sellIndex !== undefined && buyIndex !== undefined ? contractExecution(trade, prices[sellIndex], prices[buyIndex]) : null;
-    if (!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) {
+    const pair = directed.get(`${order.sellToken}-${order.buyToken}`);
+    if ((!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) && pair && exact(trade, pair.sellPrice, pair.buyPrice)) {
+      if (!pair.at) {
+        const s = tokens.push(order.sellToken) - 1;
+        prices.push(pair.sellPrice);
+        const b = tokens.push(order.buyToken) - 1;
+        prices.push(pair.buyPrice);
+        pair.at = [s, b];
+      }
+      [sellIndex, buyIndex] = pair.at;
+    } else if (!uniform || uniform.sell !== trade.executedSell || uniform.buy !== trade.executedBuy) {
       sellIndex = tokens.push(order.sellToken) - 1;
       prices.push(trade.executedBuy);
       buyIndex = tokens.push(order.buyToken) - 1;

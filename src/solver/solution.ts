@@ -4,7 +4,7 @@
  * contract checks it, no order is filled beyond what is left or beyond its owner's balance, and the settlement
  * contract ends with at least as much of every token as it started with (no buffers are spent).
  */
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { SettlementInteraction } from '../protocol/index.js';
 import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
 
@@ -27,11 +27,25 @@ export interface BalanceEffect {
   delta: bigint;
 }
 
+/**
+ * The price pair the trades of one directed pair (sell token → buy token) clear at, when they do not clear at
+ * the uniform prices: a trade's buy amount is ceil(sell × sellPrice / buyPrice) (sell orders), its sell amount
+ * floor(buy × buyPrice / sellPrice) (buy orders), as GPv2Settlement computes them.
+ */
+export interface DirectedPrice {
+  sellToken: Address;
+  buyToken: Address;
+  sellPrice: bigint;
+  buyPrice: bigint;
+}
+
 export interface Solution {
   solver: string;
   trades: ProposedTrade[];
   /** uniform clearing prices (token → price); empty when the solution has none (e.g. AMM routes at their own rates) */
   clearingPrices: Map<Address, bigint>;
+  /** optional: one price pair per directed pair whose trades do not clear at `clearingPrices` (the AMM router's aggregates) */
+  directedPrices?: DirectedPrice[];
   interactions: { pre: Interaction[]; intra: Interaction[]; post: Interaction[] };
   /** the balance changes the interactions cause to the settlement contract, as the solver modelled them */
   interactionEffects: BalanceEffect[];
@@ -132,6 +146,30 @@ export function verifySolution(solution: Solution): void {
   }
   for (const effect of solution.interactionEffects) add(effect.token, effect.delta);
   for (const [token, delta] of net) if (delta < 0n) throw new InvalidSolutionError(`the settlement would pay out ${-delta} more ${token} than it receives`);
+  const split = nonUniformDirectedPair(solution.trades);
+  if (split) throw new InvalidSolutionError(`orders ${split[0]} and ${split[1]} trade the same directed pair at different prices`);
+}
+
+/**
+ * The first two trades of one directed pair (same sell and buy token) whose prices differ by more than rounding
+ * (one atom of either amount), or null: every solution clears each directed pair at one price.
+ */
+export function nonUniformDirectedPair(trades: readonly ProposedTrade[]): [Hex, Hex] | null {
+  const first = new Map<string, ProposedTrade>();
+  for (const t of trades) {
+    const k = `${t.order.sellToken}-${t.order.buyToken}`;
+    const f = first.get(k);
+    if (!f) {
+      first.set(k, t);
+      continue;
+    }
+    // buy1/sell1 vs buy2/sell2: |buy1·sell2 − buy2·sell1| within one atom of rounding on each side
+    const gap = f.executedBuy * t.executedSell - t.executedBuy * f.executedSell;
+    const abs = gap < 0n ? -gap : gap;
+    const tolerance = [f.executedSell, t.executedSell, f.executedBuy, t.executedBuy].reduce((m, v) => (v > m ? v : m), 0n);
+    if (abs > tolerance) return [f.order.uid, t.order.uid];
+  }
+  return null;
 }
 
 /** Sell amounts an owner has left per (owner, sell token), shared by the orders a solver picks. */

@@ -2,6 +2,9 @@
  * Writes decoded events into their tables (inside the caller's transaction) and keeps
  * `token_holder_balances` equal to the net of the indexed transfers: one upsert per (token, holder) touched,
  * rows that reach zero deleted. The zero address is never a holder (mints and burns move supply).
+ * Inserts are idempotent: an event already stored (same chain, block and log index — two indexers over
+ * overlapping ranges during a leadership hand-over) is skipped, and only transfers actually inserted move
+ * holder balances.
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { Address } from 'viem';
@@ -12,15 +15,24 @@ import { ZERO_ADDRESS, type DecodedEvents, type TransferEvent } from './decode-l
 /** Bind parameters per statement stay well under PostgreSQL's 65,535. */
 const MAX_PARAMS = 30_000;
 
-export async function insertRows<T extends keyof DB & string>(db: Kysely<DB>, table: T, rows: Insertable<DB[T]>[]): Promise<void> {
-  if (rows.length === 0) return;
+/** Tables keyed by (chain_id, block_number, log_index): one row per log. */
+type EventTable = 'trades' | 'settlements' | 'invalidations' | 'presignature_events' | 'settlement_interactions' | 'erc20_transfers' | 'amm_syncs' | 'amm_swaps';
+
+/** Inserts event rows, skipping those already stored; returns the keys (`block:logIndex`) of the rows inserted. */
+export async function insertRows<T extends EventTable>(db: Kysely<DB>, table: T, rows: Insertable<DB[T]>[]): Promise<Set<string>> {
+  const inserted = new Set<string>();
+  if (rows.length === 0) return inserted;
   const size = Math.max(1, Math.floor(MAX_PARAMS / Object.keys(rows[0] as object).length));
   for (let i = 0; i < rows.length; i += size) {
-    await db
+    const done = await (db as unknown as Kysely<Record<string, { chain_id: number; block_number: number; log_index: number }>>)
       .insertInto(table)
       .values(rows.slice(i, i + size) as never)
+      .onConflict((oc) => oc.columns(['chain_id', 'block_number', 'log_index']).doNothing())
+      .returning(['block_number', 'log_index'])
       .execute();
+    for (const r of done) inserted.add(`${Number(r.block_number)}:${Number(r.log_index)}`);
   }
+  return inserted;
 }
 
 function timestampOf(timestamps: ReadonlyMap<number, number>, block: number): Date {
@@ -56,7 +68,7 @@ export async function storeEvents(db: Kysely<DB>, chainId: number, events: Decod
     'settlement_interactions',
     events.interactions.map((e) => ({ ...key(e), target: toBytes(e.target), value: toNumeric(e.value), selector: toBytes(e.selector), tx_hash: toBytes(e.txHash) })),
   );
-  await insertRows(
+  const insertedTransfers = await insertRows(
     db,
     'erc20_transfers',
     events.transfers.map((e) => ({
@@ -106,7 +118,8 @@ export async function storeEvents(db: Kysely<DB>, chainId: number, events: Decod
       .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
       .execute();
   }
-  await applyHolderDeltas(db, chainId, holderDeltas(events.transfers));
+  const fresh = events.transfers.filter((t) => insertedTransfers.has(`${t.blockNumber}:${t.logIndex}`));
+  await applyHolderDeltas(db, chainId, holderDeltas(fresh));
 }
 
 /** Net balance change per (token, holder), zero address and zero nets left out. */
