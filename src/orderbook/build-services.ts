@@ -13,6 +13,8 @@ import { TradeService } from './trades/trade-service.js';
 import { QuoteService } from './quotes/quote-service.js';
 import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
+import { PoolReserves } from './pricing/pool-reserves.js';
+import { perBlock } from '../chain/per-block.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
 import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
 import { OrderBookError } from '../http/errors.js';
@@ -46,7 +48,9 @@ export function buildOrderBookServices(
 ): OrderBookBuild {
   const { chainId, settlement, reader } = network;
   const estimators: TradeEstimator[] = [];
-  if (network.amm) estimators.push(new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors }));
+  // pool reserves read once per block (the block feed's head), routes computed in memory
+  const reserves = network.amm ? new PoolReserves({ client: network.client, factory: network.amm.factory, blockFeed: reader.blockFeed }) : null;
+  if (network.amm) estimators.push(new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors, reserves }));
   if (config.externalQuoteUrl) {
     estimators.push(new ExternalOrderBookEstimator({ baseUrl: config.externalQuoteUrl, timeoutMs: config.outboundTimeoutMs, from: settlement }));
   }
@@ -59,7 +63,7 @@ export function buildOrderBookServices(
   const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
   const quotes = new QuoteService({
     chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
-    chain: { gasPrice: () => reader.gasPrice(), tokenMetadata: (t) => reader.tokenMetadata(t) },
+    chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
   const repo = new OrderRepository(db);
   const orders = new OrderService({
