@@ -13,6 +13,7 @@ import { benchDashboard } from './dashboard.js';
 import { benchNotifications } from './notifications.js';
 import { benchAffiliateStats } from './affiliate-stats.js';
 import { benchSimulation } from './simulation.js';
+import { benchFulfilment } from './fulfilment.js';
 
 export interface Figure {
   name: string;
@@ -35,6 +36,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['notifications', benchNotifications],
   ['affiliate-stats', benchAffiliateStats],
   ['simulation', benchSimulation],
+  ['fulfilment', benchFulfilment],
 ];
 
 async function main() {

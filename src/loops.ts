@@ -76,6 +76,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           bannedAddresses: deps.bannedAddresses,
           deniedTokens: deps.deniedTokens,
           everyBlocks: deps.auctions.everyBlocks,
+          orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import type { ChainNetwork } from '../chain/network.js';
 import { AppDataService } from './app-data.js';
 import { OrderRepository } from './orders/order-repository.js';
+import { PlacedOrdersRepository } from './orders/placed-orders.js';
 import { OrderService } from './orders/order-service.js';
 import { CancellationService } from './orders/cancellation-service.js';
 import { DEFAULT_ORDER_POLICY } from './orders/order-ports.js';
@@ -36,6 +37,8 @@ export interface OrderBookBuild {
   estimator: TradeEstimator;
   nativePrices: NativePriceSource;
   orders: OrderRepository;
+  /** calls `listener` whenever an order was placed through this process's intake (after its commit) */
+  onOrderPlaced(listener: () => void): () => void;
 }
 
 export function buildOrderBookServices(
@@ -65,7 +68,7 @@ export function buildOrderBookServices(
     chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
     chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
-  const repo = new OrderRepository(db);
+  const repo = new PlacedOrdersRepository(db);
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy,
     chain: {
@@ -89,5 +92,6 @@ export function buildOrderBookServices(
     estimator,
     nativePrices,
     orders: repo,
+    onOrderPlaced: (listener) => repo.onPlaced(listener),
   };
 }
