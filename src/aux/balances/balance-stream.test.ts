@@ -9,16 +9,12 @@ import { ChainReader } from '../../chain/reader.js';
 import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { NATIVE_TOKEN } from './balance-entry.js';
 import { BalanceStream, StreamClosedError, type ChainReadEvent } from './balance-stream.js';
+import { waitFor } from '../../../test/fixtures/wait-for.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freshUser = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
 
 async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  await waitFor(what, check, timeoutMs, 20);
 }
 
 let chain: TestDevnet;
@@ -170,10 +166,15 @@ describe('BalanceStream against the devnet', () => {
     assert.deepEqual(stream.stats().users, 0);
     assert.equal(stream.stats().pairs, 0);
 
+    // a second stream on the same block feed witnesses two more blocks being handled
     const readsBefore = reads.length;
-    await chain.blocks(2);
-    await sleep(300);
+    const witnessReads: ChainReadEvent[] = [];
+    const witness = newStream({ onRead: (e) => witnessReads.push(e) });
+    const ww = await witness.watch({ user: freshUser(), tokens: [token('USDC')], onChange: () => {} });
+    const head = BigInt(await chain.blockNumber());
+    await until('the witness stream handled two more blocks', () => witnessReads.some((r) => r.kind === 'block' && r.block >= head + 2n), 30_000);
     assert.equal(reads.length, readsBefore, 'nothing is read once nobody watches');
+    ww.close();
   });
 
   it('serves hundreds of users from one multicall per block, and batches their initial reads', async () => {
