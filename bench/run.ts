@@ -12,6 +12,8 @@ import { benchAuctionBuild } from './auction-build.js';
 import { benchDashboard } from './dashboard.js';
 import { benchNotifications } from './notifications.js';
 import { benchAffiliateStats } from './affiliate-stats.js';
+import { benchSimulation } from './simulation.js';
+import { benchFulfilment } from './fulfilment.js';
 
 export interface Figure {
   name: string;
@@ -33,6 +35,8 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['dashboard', benchDashboard],
   ['notifications', benchNotifications],
   ['affiliate-stats', benchAffiliateStats],
+  ['simulation', benchSimulation],
+  ['fulfilment', benchFulfilment],
 ];
 
 async function main() {

@@ -77,6 +77,8 @@ export interface AuctionLoopWiring {
   bannedAddresses?: ReadonlySet<string>;
   deniedTokens?: ReadonlySet<string>;
   driverHooks?: DriverHooks;
+  /** "an order was placed" on this process: the loop then auctions the current head at once (next-block fulfilment) */
+  orderPlaced?: ((listener: () => void) => () => void) | null;
 }
 
 function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
@@ -131,6 +133,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     everyBlocks: w.everyBlocks,
     deadlineBlocks: w.deadlineBlocks,
     exclusionBlocks: w.exclusionBlocks,
+    orderPlaced: w.orderPlaced,
   });
 }
 
@@ -174,6 +177,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           bannedAddresses: deps.bannedAddresses,
           deniedTokens: deps.deniedTokens,
           everyBlocks: deps.auctions.everyBlocks,
+          orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

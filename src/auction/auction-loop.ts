@@ -72,6 +72,11 @@ export interface AuctionLoopOptions {
   deadlineBlocks?: number;
   /** blocks an order that made a settlement's simulation revert stays out of auctions (default 20) */
   exclusionBlocks?: number;
+  /**
+   * Subscribes to "an order was placed" (this process's intake): with one auction per block, a cycle then starts
+   * at once on the current head instead of waiting for the next block, so the order can settle in the next block.
+   */
+  orderPlaced?: ((listener: () => void) => () => void) | null;
 }
 
 export interface CycleReport {
@@ -120,6 +125,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
   let queued: BlockHead | null = null;
   const recover = () => (driver ? driver.recover().catch((err) => logger.warn({ chainId, err }, 'auction: could not resolve earlier submissions')) : Promise.resolve());
   const recovered = recover();
+  /** the queued cycle was asked for by a placed order: it runs even on a head already auctioned */
+  let queuedForOrders = false;
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     background.add(p);
@@ -217,24 +224,33 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       .finally(() => {
         if (running === p) running = null;
         const next = queued;
+        const force = queuedForOrders;
         queued = null;
-        if (next) schedule(next);
+        queuedForOrders = false;
+        if (next) schedule(next, force);
       });
     running = p;
     return track(p);
   }
 
-  function schedule(block: BlockHead): void {
+  /** `force`: an order was placed, run a cycle even if this head was auctioned already */
+  function schedule(block: BlockHead, force = false): void {
     if (signal.aborted) return;
     if (running) {
-      queued = block;
+      if (!queued || block.number >= queued.number) queued = block;
+      queuedForOrders ||= force;
       return;
     }
-    if (Number(block.number) - lastBlock < everyBlocks) return;
+    if (!force && Number(block.number) - lastBlock < everyBlocks) return;
     void runCycle(block);
   }
 
   const unsubscribeBlocks = network.reader.onBlock((block) => schedule(block), signal);
+  // the cycle trigger for new orders (one auction per block only): the head the block feed last saw
+  const unsubscribeOrders = everyBlocks === 1 ? options.orderPlaced?.(() => {
+    const head = network.reader.blockFeed.latest;
+    if (head) schedule(head, true);
+  }) : undefined;
   const unsubscribeIndexer = options.indexer?.onIndexed(async (_from, _to, touched) => {
     await submissions.markIndexed();
     await lifecycle.afterIndexed(touched.orderUids);
@@ -263,6 +279,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     },
     async stop() {
       unsubscribeBlocks();
+      unsubscribeOrders?.();
       unsubscribeIndexer?.();
       await Promise.allSettled([...background]);
     },

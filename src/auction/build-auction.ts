@@ -2,7 +2,8 @@
  * Builds the auction of one block: the live orders (one indexed query), then the orders that can actually be
  * settled — presignature confirmed, owner and receiver not banned, tokens not denied, not in flight, owner's
  * balance and vault-relayer allowance sufficient (one multicall for every (owner, sell token) pair, at the
- * block), native prices known for both tokens (one price read per distinct token, batched by the client).
+ * block), native prices known for both tokens (one price read per distinct token, batched by the client; read
+ * alongside the balances, for the tokens of every live order).
  * Every order left out is reported with the order-event label and reason upstream uses for it
  * (`invalid`: the owner must act; `filtered`: the system cannot price or place it now). Orders in flight are left
  * out silently: their latest event stays `executing`.
@@ -91,13 +92,15 @@ export class AuctionBuilder {
     for (const row of live) pairKeys.set(`${row.owner}:${row.sellToken}`, { owner: row.owner, token: row.sellToken });
     const pairs = [...pairKeys.values()];
     const funds = new Map<string, { balance: bigint; allowance: bigint }>();
-    if (pairs.length > 0) {
-      const read = await reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber });
-      read.forEach((r, i) => funds.set(`${pairs[i].owner}:${pairs[i].token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
-    }
-
-    // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
-    const hooks = await this.hooks(live.map((row) => row.appData));
+    // the balances multicall, the native prices of every live order's tokens and the app-data hooks at once
+    const liveTokens = [...new Set(live.flatMap((row) => [row.sellToken, row.buyToken]))];
+    const [read, nativePrices, hooks] = await Promise.all([
+      pairs.length > 0 ? reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber }) : Promise.resolve([]),
+      Promise.all(liveTokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null))),
+      // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
+      this.hooks(live.map((row) => row.appData)),
+    ]);
+    read.forEach((r, i) => funds.set(`${pairs[i]!.owner}:${pairs[i]!.token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
     const trampoline = this.options.hooksTrampoline ?? null;
     const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
     for (const row of live) {
@@ -121,12 +124,10 @@ export class AuctionBuilder {
       else funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
     }
 
-    // native prices of every token still in play
-    const tokens = [...new Set(funded.flatMap(({ row }) => [row.sellToken, row.buyToken]))];
+    // native prices (read above for every live order's tokens; only the used ones stay)
     const prices = new Map<Address, bigint>();
-    const read = await Promise.all(tokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null)));
-    tokens.forEach((t, i) => {
-      const p = read[i];
+    liveTokens.forEach((t, i) => {
+      const p = nativePrices[i];
       if (p === null || p === undefined || !Number.isFinite(p) || p <= 0) return;
       const scaled = BigInt(Math.round(p * Number(PRICE_SCALE)));
       if (scaled > 0n) prices.set(t, scaled);

@@ -11,6 +11,7 @@ import { statements as affiliate } from './migrations/005_affiliate.js';
 import { statements as hooks } from './migrations/006_hooks.js';
 import { statements as notifications } from './migrations/007_notifications.js';
 import { statements as settlementSafety } from './migrations/008_settlement_safety.js';
+import { statements as perf } from './migrations/011_perf.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -31,6 +32,7 @@ export function allMigrations(): Record<string, Migration> {
     '006_hooks': fromStatements(hooks),
     '007_notifications': fromStatements(notifications),
     '008_settlement_safety': fromStatements(settlementSafety),
+    '011_perf': fromStatements(perf),
   };
 }
 

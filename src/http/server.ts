@@ -149,7 +149,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const { other } = options.rateLimit;
   await server.register(rateLimit, {
-    global: true,
+    // with no general limit (RATE_LIMIT_OTHER=0) only routes that set their own limit pay for the check
+    global: other > 0,
     max: other > 0 ? other : 1_000_000_000,
     timeWindow: 1000,
     ...(options.redis ? { redis: options.redis, nameSpace: `${options.redisKeyPrefix ?? 'batchbook:'}ratelimit:` } : {}),

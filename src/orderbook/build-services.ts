@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import type { ChainNetwork } from '../chain/network.js';
 import { AppDataService } from './app-data.js';
 import { OrderRepository } from './orders/order-repository.js';
+import { PlacedOrdersRepository } from './orders/placed-orders.js';
 import { OrderService } from './orders/order-service.js';
 import { CancellationService } from './orders/cancellation-service.js';
 import { DEFAULT_ORDER_POLICY } from './orders/order-ports.js';
@@ -13,6 +14,8 @@ import { TradeService } from './trades/trade-service.js';
 import { QuoteService } from './quotes/quote-service.js';
 import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
+import { PoolReserves } from './pricing/pool-reserves.js';
+import { perBlock } from '../chain/per-block.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
 import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
 import { OrderBookError } from '../http/errors.js';
@@ -34,6 +37,8 @@ export interface OrderBookBuild {
   estimator: TradeEstimator;
   nativePrices: NativePriceSource;
   orders: OrderRepository;
+  /** calls `listener` whenever an order was placed through this process's intake (after its commit) */
+  onOrderPlaced(listener: () => void): () => void;
 }
 
 export function buildOrderBookServices(
@@ -46,7 +51,9 @@ export function buildOrderBookServices(
 ): OrderBookBuild {
   const { chainId, settlement, reader } = network;
   const estimators: TradeEstimator[] = [];
-  if (network.amm) estimators.push(new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors }));
+  // pool reserves read once per block (the block feed's head), routes computed in memory
+  const reserves = network.amm ? new PoolReserves({ client: network.client, factory: network.amm.factory, blockFeed: reader.blockFeed }) : null;
+  if (network.amm) estimators.push(new UniswapV2Estimator({ client: network.client as never, router: network.amm.router, connectors: network.connectors, reserves }));
   if (config.externalQuoteUrl) {
     estimators.push(new ExternalOrderBookEstimator({ baseUrl: config.externalQuoteUrl, timeoutMs: config.outboundTimeoutMs, from: settlement }));
   }
@@ -59,9 +66,9 @@ export function buildOrderBookServices(
   const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
   const quotes = new QuoteService({
     chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
-    chain: { gasPrice: () => reader.gasPrice(), tokenMetadata: (t) => reader.tokenMetadata(t) },
+    chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
-  const repo = new OrderRepository(db);
+  const repo = new PlacedOrdersRepository(db);
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy,
     chain: {
@@ -85,5 +92,6 @@ export function buildOrderBookServices(
     estimator,
     nativePrices,
     orders: repo,
+    onOrderPlaced: (listener) => repo.onPlaced(listener),
   };
 }

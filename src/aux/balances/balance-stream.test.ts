@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, http, maxUint256, parseUnits, type Address } from 'viem';
+import { createPublicClient, encodeFunctionData, http, maxUint256, parseAbi, parseUnits, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { createChainClient } from '../../chain/client.js';
 import { erc20ReadAbi } from '../../chain/erc20-abi.js';
@@ -9,16 +9,12 @@ import { ChainReader } from '../../chain/reader.js';
 import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { NATIVE_TOKEN } from './balance-entry.js';
 import { BalanceStream, StreamClosedError, type ChainReadEvent } from './balance-stream.js';
+import { waitFor } from '../../../test/fixtures/wait-for.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freshUser = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
 
 async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  await waitFor(what, check, timeoutMs, 20);
 }
 
 let chain: TestDevnet;
@@ -69,7 +65,7 @@ describe('BalanceStream against the devnet', () => {
     await stream.close();
   });
 
-  it('tells exactly the watchers of a changed token, once per block; unchanged blocks tell nobody; one read per block for all pairs', async () => {
+  it('tells exactly the watchers of a changed token, once per block; unchanged blocks tell nobody and read no pair', async () => {
     const reads: ChainReadEvent[] = [];
     const stream = newStream({ onRead: (e) => reads.push(e) });
     const user = freshUser();
@@ -80,18 +76,21 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(watchA.value(token('USDC'))!.balance, 0n);
     const bothRegistered = reads.length;
 
-    await chain.blocks(3);
-    await sleep(300);
+    await until('three block rounds', () => reads.slice(bothRegistered).filter((r) => r.kind === 'block' && r.ok).length >= 3);
     assert.deepEqual([a, b], [0, 0], 'no change, no notification');
     const blockReads = reads.slice(bothRegistered).filter((r) => r.kind === 'block' && r.ok);
-    assert.ok(blockReads.length >= 2, `block rounds ran (${blockReads.length})`);
-    assert.ok(blockReads.every((r) => r.pairs === 3), 'the union of both watchers: 3 pairs, read once');
+    const full = blockReads.filter((r) => !r.delta);
+    assert.ok(full.length <= 1 && full.every((r) => r.pairs === 3), 'at most the first round reads every pair: the union of both watchers, 3 pairs');
+    assert.ok(blockReads.filter((r) => r.delta).every((r) => r.pairs === 0), 'later blocks name none of the pairs: nothing is read');
     const perBlock = new Map<bigint, number>();
     for (const r of blockReads) perBlock.set(r.block, (perBlock.get(r.block) ?? 0) + 1);
-    assert.ok([...perBlock.values()].every((n) => n === 1), 'one read per block');
+    assert.ok([...perBlock.values()].every((n) => n === 1), 'one round per block');
 
+    const mark = reads.length;
     const amount = await chain.mint(user, 'USDC', '12.5');
     await until('A hears about USDC', () => a === 1);
+    const minted = reads.slice(mark).filter((r) => r.kind === 'block' && r.ok && r.pairs > 0);
+    assert.deepEqual(minted.map((r) => [r.delta, r.pairs]), [[true, 1]], 'the mint\'s block reads just (user, USDC)');
     assert.equal(watchA.value(token('USDC'))!.balance, amount);
     assert.equal(amount, parseUnits('12.5', 6));
     await chain.blocks(2);
@@ -103,6 +102,34 @@ describe('BalanceStream against the devnet', () => {
     assert.equal(watchB.value(token('DAI'))!.balance, parseUnits('3', 18));
     watchA.close();
     watchB.close();
+  });
+
+  it('reads the pairs a block\'s logs name: both sides of a Transfer, the owner of an Approval to the vault relayer, not other approvals', async () => {
+    const reads: ChainReadEvent[] = [];
+    const stream = newStream({ onRead: (e) => reads.push(e) });
+    const [t0, t1] = chain.devnet.deployment.accounts.filter((x) => x.role === 'trader').map((x) => x.address.toLowerCase() as Address);
+    const seen = new Map<Address, number>();
+    const tell = (user: Address) => () => seen.set(user, (seen.get(user) ?? 0) + 1);
+    const w0 = await stream.watch({ user: t0!, tokens: [token('USDC'), token('DAI')], onChange: tell(t0!) });
+    const w1 = await stream.watch({ user: t1!, tokens: [token('USDC'), token('DAI')], onChange: tell(t1!) });
+    await until('a delta round', () => reads.some((r) => r.kind === 'block' && r.ok && r.delta));
+    const before = { usdc0: w0.value(token('USDC'))!.balance!, usdc1: w1.value(token('USDC'))!.balance! };
+    const mark = reads.length;
+    const erc20 = parseAbi(['function transfer(address, uint256) returns (bool)', 'function approve(address, uint256) returns (bool)']);
+    await chain.sendAndWait([
+      { from: t0!, to: token('USDC'), data: encodeFunctionData({ abi: erc20, functionName: 'transfer', args: [t1!, 1_000_000n] }) },
+      { from: t0!, to: token('DAI'), data: encodeFunctionData({ abi: erc20, functionName: 'approve', args: [relayer, 5n] }) },
+      { from: t1!, to: token('DAI'), data: encodeFunctionData({ abi: erc20, functionName: 'approve', args: [freshUser(), 7n] }) },
+    ]);
+    await until('both told about USDC, t0 about its DAI allowance', () => w0.value(token('DAI'))!.allowance === 5n && w1.value(token('USDC'))!.balance === before.usdc1 + 1_000_000n);
+    assert.equal(w0.value(token('USDC'))!.balance, before.usdc0 - 1_000_000n);
+    const deltaReads = reads.slice(mark).filter((r) => r.kind === 'block' && r.ok);
+    assert.ok(deltaReads.every((r) => r.delta), 'no full round in between');
+    assert.equal(deltaReads.reduce((n, r) => n + r.pairs, 0), 3, '(t0, USDC), (t1, USDC), (t0, DAI): not (t1, DAI), whose approval went to another spender');
+    // restore the demo trader's allowance for other tests
+    await chain.sendAndWait([{ from: t0!, to: token('DAI'), data: encodeFunctionData({ abi: erc20, functionName: 'approve', args: [relayer, maxUint256] }) }]);
+    w0.close();
+    w1.close();
   });
 
   it('shares tracking per user: the union of tokens, shrinking as watchers leave, gone with the last one', async () => {
@@ -139,10 +166,15 @@ describe('BalanceStream against the devnet', () => {
     assert.deepEqual(stream.stats().users, 0);
     assert.equal(stream.stats().pairs, 0);
 
+    // a second stream on the same block feed witnesses two more blocks being handled
     const readsBefore = reads.length;
-    await chain.blocks(2);
-    await sleep(300);
+    const witnessReads: ChainReadEvent[] = [];
+    const witness = newStream({ onRead: (e) => witnessReads.push(e) });
+    const ww = await witness.watch({ user: freshUser(), tokens: [token('USDC')], onChange: () => {} });
+    const head = BigInt(await chain.blockNumber());
+    await until('the witness stream handled two more blocks', () => witnessReads.some((r) => r.kind === 'block' && r.block >= head + 2n), 30_000);
     assert.equal(reads.length, readsBefore, 'nothing is read once nobody watches');
+    ww.close();
   });
 
   it('serves hundreds of users from one multicall per block, and batches their initial reads', async () => {
@@ -162,7 +194,11 @@ describe('BalanceStream against the devnet', () => {
     await chain.blocks(1);
     assert.deepEqual([...counts.keys()], [lucky], 'nobody else is told');
     const rounds = reads.filter((r) => r.kind === 'block' && r.ok);
-    assert.ok(rounds.length > 0 && rounds.every((r) => r.pairs === 1500));
+    assert.ok(rounds.length > 0);
+    assert.ok(rounds.filter((r) => !r.delta).every((r) => r.pairs === 1500) && rounds.filter((r) => !r.delta).length <= 1, 'only a first round reads all 1500 pairs');
+    // later blocks: the 300 native balances (no log tells of them) plus what the block's logs name
+    assert.ok(rounds.filter((r) => r.delta).every((r) => r.pairs === 300 || r.pairs === 301), `delta rounds read the native pairs (+1 for the mint): ${rounds.map((r) => r.pairs).join(',')}`);
+    assert.ok(rounds.some((r) => r.delta && r.pairs === 301), 'the mint\'s block reads its pair');
     assert.equal(new Set(rounds.map((r) => r.block)).size, rounds.length, 'one read per block');
     for (const w of watches) w.close();
   });

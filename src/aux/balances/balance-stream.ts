@@ -5,9 +5,15 @@
  *   once, reference-counted by the token lists that want it; each watcher is told only about its own tokens.
  *   Watchers of one user with the same token list share one token group (several tabs of one wallet cost a
  *   few dozen bytes each, not a copy of the list).
- * - One block subscription (the chain's BlockFeed), not a timer per user: on each new head, ALL tracked pairs
- *   are read in one chunked Multicall3 read pinned to that block, diffed against the last values, and only the
- *   watchers whose values changed are notified — once per block, however many of their tokens changed.
+ * - One block subscription (the chain's BlockFeed), not a timer per user: on each new head, only the pairs the
+ *   new block(s) can have changed are read — the (user, token) pairs named by the Transfer/Approval (to the vault
+ *   relayer)/Deposit/Withdrawal logs of the watched tokens since the last consistent block (one eth_getLogs), plus
+ *   the native balance of every watched user (gas and plain transfers leave no log) — in one chunked Multicall3
+ *   read pinned to that block, diffed against the last values, and only the watchers whose values changed are
+ *   notified — once per block, however many of their tokens changed. Every tracked pair is read instead (a full
+ *   round) after a reorg (the head does not extend the last block), a gap of more than MAX_LOG_RANGE blocks, a
+ *   failed log read, or with a reader that cannot read logs. Tokens that move balances without events (rebasing
+ *   tokens) are only seen by full rounds.
  *   Rounds never overlap; if the chain moves on during a slow read, the next round reads the newest head.
  * - New pairs get one initial read (batched across watchers connecting at the same moment); a watcher is
  *   returned only once its values are known, so the first message never waits for a block and an RPC failure
@@ -26,7 +32,7 @@
 import type { Address } from 'viem';
 import type { BlockHead, BlockListener } from '../../chain/block-feed.js';
 import type { BalanceAndAllowance, OwnerToken, ReadOptions } from '../../chain/reader.js';
-import type { TokenValues } from './balance-entry.js';
+import { NATIVE_TOKEN, type TokenValues } from './balance-entry.js';
 import { MulticallPairReader, type ChainReaderLike } from './pair-multicall.js';
 import { ReplicaSync, type ReplicaOptions, type SharedValue } from './replica-sync.js';
 
@@ -35,6 +41,8 @@ export interface PairReader {
   balancesAndAllowances(pairs: OwnerToken[], spender: Address, options?: ReadOptions): Promise<BalanceAndAllowance[]>;
   onBlock(listener: BlockListener, signal?: AbortSignal): () => void;
   blockNumber(): Promise<bigint>;
+  /** the pairs of `tokens` whose balance or `spender` allowance blocks fromBlock..toBlock can have changed (from logs) */
+  changedPairs?(tokens: readonly Address[], spender: Address, fromBlock: bigint, toBlock: bigint): Promise<OwnerToken[]>;
 }
 
 export interface StreamLogger {
@@ -45,6 +53,8 @@ export interface StreamLogger {
 export interface ChainReadEvent {
   /** block: a per-block round (local, or as the replicas' leader); connect: initial values of new pairs; resync: after missed messages */
   kind: 'block' | 'connect' | 'resync';
+  /** a block round that read only the pairs the block's logs (and native balances) named */
+  delta?: boolean;
   block: bigint;
   pairs: number;
   ok: boolean;
@@ -168,6 +178,9 @@ function parsePairKey(key: string): OwnerToken {
   return { owner: owner as Address, token: token as Address };
 }
 
+/** A head further than this many blocks past the last consistent one gets a full round instead of a log range. */
+export const MAX_LOG_RANGE = 64n;
+
 /** Log an ongoing failure at most this often. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
@@ -183,6 +196,8 @@ export class BalanceStream {
   private nextId = 1;
   private stopBlocks: (() => void) | null = null;
   private latest: BlockHead | null = null;
+  /** the last block whose round read every pair that could have changed (the base of the next log range) */
+  private consistent: BlockHead | null = null;
   private handledHash: string | null = null;
   private roundRunning = false;
   private resyncPending = false;
@@ -366,6 +381,7 @@ export class BalanceStream {
     this.stopBlocks = null;
     // the head we knew goes stale while idle: the next initial read asks the node for the current block
     this.latest = null;
+    this.consistent = null;
     this.sync?.deactivate();
   }
 
@@ -453,14 +469,17 @@ export class BalanceStream {
   }
 
   private async localRound(block: BlockHead, kind: 'block' | 'resync'): Promise<void> {
-    const list = [...this.pairs.values()];
-    if (list.length === 0) return;
+    const delta = kind === 'block' && !this.sync ? await this.deltaPairs(block) : null;
+    const list = delta ?? [...this.pairs.values()];
+    if (this.pairs.size === 0) return;
     let values: TokenValues[];
     try {
-      values = await this.readKeys(list.map((p) => p.key), block.number, kind);
+      // a delta round with nothing to read still reports itself (its one chain read was the logs)
+      values = await this.readKeys(list.map((p) => p.key), block.number, kind, delta !== null);
     } catch {
-      return; // logged by readKeys; the next block tries again
+      return; // logged by readKeys; the next block tries again (from the same consistent block)
     }
+    if (!this.sync) this.consistent = block;
     const changed: PairState[] = [];
     list.forEach((p, i) => {
       if (this.pairs.get(p.key) === p && this.apply(p, values[i], block.number)) changed.push(p);
@@ -469,13 +488,42 @@ export class BalanceStream {
     this.sync?.invalidate(list.map((p) => p.key));
   }
 
+  /**
+   * The tracked pairs blocks (consistent, head] can have changed, from their logs, plus every native pair; null
+   * when a full round is due (no consistent block, reorg, long gap, no log reader, failed log read).
+   */
+  private async deltaPairs(head: BlockHead): Promise<PairState[] | null> {
+    const base = this.consistent;
+    const reader = this.reader;
+    if (!base || !reader.changedPairs || head.number <= base.number || head.number - base.number > MAX_LOG_RANGE) return null;
+    if (head.number === base.number + 1n && head.parentHash !== base.hash) return null; // the block we read was replaced
+    const tokens = new Set<Address>();
+    const out: PairState[] = [];
+    for (const pair of this.pairs.values()) {
+      if (pair.token === NATIVE_TOKEN) out.push(pair);
+      else tokens.add(pair.token);
+    }
+    let changed: OwnerToken[];
+    try {
+      changed = await reader.changedPairs([...tokens], this.spender, base.number + 1n, head.number);
+    } catch (err) {
+      this.logger?.warn({ err, chainId: this.chainId }, 'balance stream: log read failed; reading every pair');
+      return null;
+    }
+    for (const { owner, token } of changed) {
+      const pair = this.pairs.get(pairKey(owner.toLowerCase() as Address, token.toLowerCase() as Address));
+      if (pair) out.push(pair);
+    }
+    return out;
+  }
+
   /** One chunked multicall for the pairs, pinned to `block`. Rejects on a transport failure. */
-  private async readKeys(keys: readonly string[], block: bigint, kind: ChainReadEvent['kind']): Promise<TokenValues[]> {
+  private async readKeys(keys: readonly string[], block: bigint, kind: ChainReadEvent['kind'], delta = false): Promise<TokenValues[]> {
     const started = performance.now();
     try {
       const results = await this.reader.balancesAndAllowances(keys.map(parsePairKey), this.spender, { blockNumber: block });
       this.counters[kind === 'block' ? 'blockReads' : kind === 'connect' ? 'connectReads' : 'resyncReads']++;
-      this.onRead?.({ kind, block, pairs: keys.length, ok: true, ms: performance.now() - started });
+      this.onRead?.({ kind, block, pairs: keys.length, ok: true, ms: performance.now() - started, ...(delta ? { delta } : {}) });
       if (this.failingSince !== null) {
         this.logger?.info({ chainId: this.chainId, failedForMs: Date.now() - this.failingSince }, 'balance stream: chain reads recovered');
         this.failingSince = null;

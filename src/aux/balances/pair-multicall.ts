@@ -11,7 +11,7 @@
  *   const pairs = new MulticallPairReader(chainReader);
  *   const values = await pairs.balancesAndAllowances([{ owner, token }], vaultRelayer, { blockNumber });
  */
-import { maxUint256, numberToHex, type Address, type Hex } from 'viem';
+import { maxUint256, numberToHex, toEventSelector, type Address, type Hex } from 'viem';
 import type { BlockListener } from '../../chain/block-feed.js';
 import { MULTICALL3_ADDRESS, type ChainClient } from '../../chain/client.js';
 import type { BalanceAndAllowance, OwnerToken, ReadOptions } from '../../chain/reader.js';
@@ -101,6 +101,55 @@ export function decodeAggregate3Uints(data: Hex, expected: number): Array<bigint
   return out;
 }
 
+/** Events that move an ERC-20 balance or allowance (WETH9 wraps and unwraps emit Deposit/Withdrawal, not Transfer). */
+const TRANSFER = toEventSelector('Transfer(address,address,uint256)');
+const APPROVAL = toEventSelector('Approval(address,address,uint256)');
+const DEPOSIT = toEventSelector('Deposit(address,uint256)');
+const WITHDRAWAL = toEventSelector('Withdrawal(address,uint256)');
+/** above this many tokens the logs are fetched unfiltered by address and filtered here */
+const MAX_LOG_ADDRESSES = 1_000;
+
+const topicAddress = (topic: string | undefined): string | null => (topic && topic.length === 66 ? `0x${topic.slice(26)}`.toLowerCase() : null);
+
+/**
+ * The (account, token) pairs whose balance or `spender` allowance the logs of `tokens` in blocks
+ * `fromBlock..toBlock` can have changed: both sides of a Transfer, the owner of an Approval to `spender`, the
+ * account of a WETH9 Deposit or Withdrawal. One `eth_getLogs`. A token that changes balances without these
+ * events (rebasing tokens) is not seen here.
+ */
+export async function changedPairsFromLogs(client: ChainClient, tokens: readonly Address[], spender: Address, fromBlock: bigint, toBlock: bigint): Promise<OwnerToken[]> {
+  if (tokens.length === 0) return [];
+  const wanted = new Set(tokens.map((t) => t.toLowerCase()));
+  const logs = (await client.request({
+    method: 'eth_getLogs',
+    params: [{
+      fromBlock: numberToHex(fromBlock),
+      toBlock: numberToHex(toBlock),
+      ...(wanted.size <= MAX_LOG_ADDRESSES ? { address: [...wanted] as Address[] } : {}),
+      topics: [[TRANSFER, APPROVAL, DEPOSIT, WITHDRAWAL]],
+    }],
+  })) as Array<{ address: string; topics: string[] }>;
+  const spenderLower = spender.toLowerCase();
+  const out = new Map<string, OwnerToken>();
+  const add = (account: string | null, token: string) => {
+    if (account) out.set(`${account}:${token}`, { owner: account as Address, token: token as Address });
+  };
+  for (const log of logs) {
+    const token = log.address.toLowerCase();
+    if (!wanted.has(token)) continue;
+    const [topic0, topic1, topic2] = log.topics;
+    if (topic0 === TRANSFER) {
+      add(topicAddress(topic1), token);
+      add(topicAddress(topic2), token);
+    } else if (topic0 === APPROVAL) {
+      if (topicAddress(topic2) === spenderLower) add(topicAddress(topic1), token);
+    } else {
+      add(topicAddress(topic1), token);
+    }
+  }
+  return [...out.values()];
+}
+
 export interface MulticallPairReaderOptions {
   /** calls per eth_call (default 500) */
   chunkSize?: number;
@@ -135,6 +184,10 @@ export class MulticallPairReader implements PairReader {
 
   blockNumber(): Promise<bigint> {
     return this.chain.blockNumber();
+  }
+
+  changedPairs(tokens: readonly Address[], spender: Address, fromBlock: bigint, toBlock: bigint): Promise<OwnerToken[]> {
+    return changedPairsFromLogs(this.chain.client, tokens, spender, fromBlock, toBlock);
   }
 
   async balancesAndAllowances(pairs: OwnerToken[], spender: Address, options: ReadOptions = {}): Promise<BalanceAndAllowance[]> {

@@ -2,7 +2,7 @@
  * A short-lived anvil fork of a chain: its own process on a free local port, pinned to one block of the
  * source node, accepting transactions from any sender (`--auto-impersonate`), mining only when told to
  * (`--no-mining`, so each transaction is mined by an explicit `evm_mine` and its receipt exists the moment that
- * call returns), with a zero base fee (so a transaction with gas price 0 is valid: simulating costs nothing), and
+ * call returns; `--order fifo`, so transactions mined together keep the order they were sent in), with a zero base fee (so a transaction with gas price 0 is valid: simulating costs nothing), and
  * no on-disk RPC cache. Nothing it does reaches the source chain: a fork only reads from it.
  *
  * @example
@@ -96,6 +96,8 @@ async function startOnce(binary: string, port: number, options: ForkOptions): Pr
     ...(options.blockNumber !== null ? ['--fork-block-number', options.blockNumber.toString()] : []),
     '--auto-impersonate',
     '--no-mining',
+    // a bundle mined in one block keeps the order it was sent in
+    '--order', 'fifo',
     '--block-base-fee-per-gas', '0',
     '--no-storage-caching',
     '--retries', '1',

@@ -1,7 +1,8 @@
 /**
  * A small pool of anvil forks per source node, so that a simulation does not pay for starting a process
- * (~100–300 ms) each time. A fork serves one simulation at a time; before each use it is reset to the requested
- * block with `anvil_reset` (~40–80 ms), which discards everything the previous simulation did and re-reads the
+ * (~100–300 ms) each time. A fork serves one simulation at a time; before each use it goes back to the snapshot
+ * taken at its block when the requested block is still that one (`evm_revert`, a few ms), else it is reset to the
+ * requested block with `anvil_reset` (~40–80 ms), which discards everything the previous simulation did and re-reads the
  * source, and its block number is checked. A fork that misbehaved, whose simulation failed or was aborted, or
  * that stayed idle longer than `idleTtlMs`, is killed rather than reused.
  *
@@ -38,6 +39,8 @@ interface IdleFork {
 export class ForkPool {
   private readonly idle = new Map<string, IdleFork[]>();
   private readonly inUse = new Set<ForkNode>();
+  /** the block a fork is pinned to and the snapshot of its state there, taken before its current lease */
+  private readonly pinned = new WeakMap<ForkNode, { block: bigint; snapshot: string }>();
   private closed = false;
 
   constructor(private readonly options: ForkPoolOptions) {}
@@ -64,6 +67,11 @@ export class ForkPool {
       throw new Error('the fork pool is closed');
     }
     this.inUse.add(fork);
+    try {
+      await this.pin(fork, blockNumber, signal);
+    } catch {
+      // no snapshot: the next lease resets it
+    }
     return this.lease(fork, sourceUrl, false);
   }
 
@@ -92,15 +100,36 @@ export class ForkPool {
   }
 
   private async reset(fork: ForkNode, sourceUrl: string, blockNumber: bigint | null, signal: AbortSignal): Promise<boolean> {
+    const pinned = this.pinned.get(fork);
+    this.pinned.delete(fork);
+    const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
+    try {
+      // still at the requested block: going back to the snapshot taken there is enough (no re-read of the source)
+      if (pinned && blockNumber !== null && pinned.block === blockNumber && (await rpcCall<boolean>(fork.url, 'evm_revert', [pinned.snapshot], opts))) {
+        await this.pin(fork, blockNumber, signal);
+        return true;
+      }
+    } catch {
+      // fall through to a full reset
+    }
     try {
       const forking = blockNumber === null ? { jsonRpcUrl: sourceUrl } : { jsonRpcUrl: sourceUrl, blockNumber: Number(blockNumber) };
       await rpcCall(fork.url, 'anvil_reset', [{ forking }], { signal, timeoutMs: this.options.rpcTimeoutMs });
       if (blockNumber === null) return true;
       const now = await rpcCall<string>(fork.url, 'eth_blockNumber', [], { signal, timeoutMs: this.options.rpcTimeoutMs });
-      return BigInt(now) === blockNumber;
+      if (BigInt(now) !== blockNumber) return false;
+      await this.pin(fork, blockNumber, signal);
+      return true;
     } catch {
       return false;
     }
+  }
+
+  /** Remembers a snapshot of the fork's pristine state at `blockNumber`, for the next lease at the same block. */
+  private async pin(fork: ForkNode, blockNumber: bigint | null, signal: AbortSignal): Promise<void> {
+    if (blockNumber === null) return;
+    const snapshot = await rpcCall<string>(fork.url, 'evm_snapshot', [], { signal, timeoutMs: this.options.rpcTimeoutMs });
+    this.pinned.set(fork, { block: blockNumber, snapshot });
   }
 
   private lease(fork: ForkNode, sourceUrl: string, reused: boolean): ForkLease {

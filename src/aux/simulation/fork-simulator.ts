@@ -121,6 +121,12 @@ export class ForkSimulator implements Simulator {
       const block = await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]);
       const blockGas = BigInt(block.gasLimit);
       const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
+      // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
+      if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
+        const transactions = await this.runInOneBlock(call, request, blockGas, defaultGas, signal);
+        healthy = true;
+        return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions };
+      }
       const outcomes: TransactionOutcome[] = [];
       let failed = false;
       for (const [index, tx] of request.transactions.entries()) {
@@ -143,6 +149,91 @@ export class ForkSimulator implements Simulator {
       signal.removeEventListener('abort', onAbort);
       await lease.release(healthy && !signal.aborted);
     }
+  }
+
+  /**
+   * The bundle in one block: each transaction sent in order (the fork mines first-in first-out), one `evm_mine`,
+   * then the receipts and the traces of all of them at once. The first transaction that is refused or reverts
+   * ends the bundle as in the one-by-one path: what ran after it in the block is reported as not executed (it
+   * cannot have changed what ran before it).
+   */
+  private async runInOneBlock(
+    call: <T>(method: string, params: unknown[]) => Promise<T>,
+    request: BundleRequest,
+    blockGas: bigint,
+    defaultGas: bigint,
+    signal: AbortSignal,
+  ): Promise<TransactionOutcome[]> {
+    const txs = request.transactions;
+    const gases = txs.map((tx) => (tx.gas !== null ? BigInt(tx.gas) : defaultGas));
+    const total = gases.reduce((a, b) => a + b, 0n);
+    if (total > blockGas) await call('evm_setBlockGasLimit', [numberToHex(total)]);
+    const sent: Array<{ hash: Hex } | { refused: TransactionOutcome }> = [];
+    for (const [index, tx] of txs.entries()) {
+      const gasPrice = tx.gasPrice ?? 0n;
+      try {
+        const hash = await call<Hex>('eth_sendTransaction', [{ from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(gasPrice), gas: numberToHex(gases[index]!) }]);
+        sent.push({ hash });
+      } catch (err) {
+        if (!(err instanceof RpcCallError)) throw err;
+        if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
+        const data = typeof err.data === 'string' && /^0x[0-9a-fA-F]*$/.test(err.data) && err.data.length > 2 ? (err.data as Hex) : null;
+        sent.push({ refused: { ...emptyOutcome(index, 'rejected'), revertReason: data ? describeRevert(data) : err.rpcMessage, revertData: data } });
+        break;
+      }
+    }
+    const hashes = sent.flatMap((s) => ('hash' in s ? [s.hash] : []));
+    if (hashes.length > 0) await call('evm_mine', []);
+    const receipts = await Promise.all(hashes.map((hash) => call<(Receipt & { transactionIndex: Hex }) | null>('eth_getTransactionReceipt', [hash])));
+    receipts.forEach((r, i) => {
+      if (!r) throw new SimulationFailedError(`transaction ${i} was not mined on the fork`);
+      if (Number(r.transactionIndex) !== i || r.blockNumber !== receipts[0]!.blockNumber) throw new SimulationFailedError('the fork mined the bundle out of order');
+    });
+    // the outcome of each transaction up to the first failure
+    const lastRun = receipts.findIndex((r) => BigInt(r!.status) !== 1n);
+    const traced = lastRun < 0 ? receipts.length : lastRun;
+    // one trace at a time: concurrent traces of one block can stall a fork
+    const traces: PrestateDiff[] = [];
+    for (const hash of hashes.slice(0, traced)) traces.push(await call<PrestateDiff>('debug_traceTransaction', [hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]));
+    const revertFrame = lastRun < 0 ? null : await call<CallFrame>('debug_traceTransaction', [hashes[lastRun]!, { tracer: 'callTracer', tracerConfig: { onlyTopCall: true } }]);
+    const minedIn = receipts.some((r) => BigInt(r!.effectiveGasPrice ?? '0x0') > 0n) ? await call<{ miner: Address; baseFeePerGas?: Hex }>('eth_getBlockByNumber', [receipts[0]!.blockNumber, false]) : null;
+    const outcomes: TransactionOutcome[] = [];
+    for (let index = 0; index < txs.length; index++) {
+      const s = sent[index];
+      if (outcomes.length > 0 && outcomes[outcomes.length - 1]!.outcome !== 'success') {
+        outcomes.push(notExecuted(index));
+        continue;
+      }
+      if (!s) {
+        outcomes.push(notExecuted(index));
+        continue;
+      }
+      if ('refused' in s) {
+        outcomes.push(s.refused);
+        continue;
+      }
+      const receipt = receipts[index]!;
+      const gasUsed = BigInt(receipt.gasUsed);
+      if (index === lastRun) {
+        const frame = revertFrame!;
+        const data = frame.output && frame.output !== '0x' ? (frame.output.toLowerCase() as Hex) : null;
+        const reason = data ? describeRevert(data) : frame.error && frame.error !== 'execution reverted' ? frame.error : describeRevert(null);
+        outcomes.push({ ...emptyOutcome(index, 'reverted'), gasUsed, revertReason: reason, revertData: data });
+        continue;
+      }
+      const trace = traces[index]!;
+      const native = nativeChangesFromPrestate(trace);
+      const effectivePrice = BigInt(receipt.effectiveGasPrice ?? numberToHex(txs[index]!.gasPrice ?? 0n));
+      if (effectivePrice > 0n && minedIn) {
+        const tip = effectivePrice - BigInt(minedIn.baseFeePerGas ?? '0x0');
+        adjust(native, txs[index]!.from, gasUsed * effectivePrice);
+        adjust(native, minedIn.miner.toLowerCase() as Address, -gasUsed * tip);
+      }
+      const balanceChanges: BalanceChanges = tokenChangesFromLogs(receipt.logs, request.wrappedNative);
+      addBalanceChanges(balanceChanges, nativeAsBalanceChanges(native));
+      outcomes.push({ ...emptyOutcome(index, 'success'), gasUsed, balanceChanges, storageChanges: storageChangesFromPrestate(trace) });
+    }
+    return outcomes;
   }
 
   private async runTransaction(

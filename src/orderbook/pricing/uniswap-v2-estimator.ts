@@ -2,10 +2,13 @@
  * First-party price estimation from Uniswap-V2-style pools on chain: quotes the direct pair and the routes
  * through connector tokens (the wrapped native token first) with the router's getAmountsOut / getAmountsIn in
  * one batched round of eth_calls, and picks the best. Works on the devnet and on any chain with such an AMM.
+ * With `reserves` (the pools read once per block from the block feed) the routes are computed in memory on the
+ * block's reserves with the router's own math instead: no eth_call per quote.
  */
 import { BaseError, ContractFunctionRevertedError, parseAbi, type Address, type PublicClient } from 'viem';
 import { OrderBookError } from '../../http/errors.js';
 import type { TradeEstimate, TradeEstimateRequest, TradeEstimator } from './trade-estimator.js';
+import { amountsIn, amountsOut, type PoolReserves } from './pool-reserves.js';
 
 export const UNISWAP_V2_ROUTER_ABI = parseAbi([
   'function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[] amounts)',
@@ -24,6 +27,8 @@ export interface UniswapV2EstimatorOptions {
   /** intermediate tokens to try (wrapped native first) */
   connectors: Address[];
   name?: string;
+  /** pool reserves per block: routes computed in memory (default: the router's eth_calls per estimate) */
+  reserves?: PoolReserves | null;
 }
 
 export class UniswapV2Estimator implements TradeEstimator {
@@ -47,7 +52,7 @@ export class UniswapV2Estimator implements TradeEstimator {
     const { client, router } = this.options;
     if (request.amount <= 0n) throw new OrderBookError('NoLiquidity', 'no liquidity for a zero amount');
     const paths = this.paths(request.sellToken, request.buyToken);
-    const results = await Promise.all(
+    const results = this.options.reserves ? await this.inMemory(request, paths, this.options.reserves) : await Promise.all(
       paths.map(async (path) => {
         try {
           const amounts =
@@ -69,6 +74,17 @@ export class UniswapV2Estimator implements TradeEstimator {
     }
     if (!best) throw new OrderBookError('NoLiquidity', `no liquidity path from ${request.sellToken} to ${request.buyToken} at this amount`);
     return { outAmount: best.out, gas: settlementGas(best.path.length - 1), solver: this.name, verified: false };
+  }
+
+  private async inMemory(request: TradeEstimateRequest, paths: Address[][], reserves: PoolReserves): Promise<Array<{ path: Address[]; out: bigint } | null>> {
+    const hops = paths.flatMap((path) => path.slice(1).map((to, i) => [path[i]!, to] as [Address, Address]));
+    const snapshot = await reserves.reservesOf(hops);
+    return paths.map((path) => {
+      const amounts = request.kind === 'sell' ? amountsOut(request.amount, path, snapshot) : amountsIn(request.amount, path, snapshot);
+      if (!amounts) return null;
+      const out = request.kind === 'sell' ? amounts[amounts.length - 1]! : amounts[0]!;
+      return out > 0n ? { path, out } : null;
+    });
   }
 }
 

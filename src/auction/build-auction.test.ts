@@ -1,0 +1,104 @@
+/**
+ * Every reason the auction builder leaves an order out (issue 15, point 6), each provoked by an order made for it,
+ * on the real devnet and PGlite; orders are inserted directly (the builder does not check signatures), next to a
+ * control order of a funded demo trader that makes it into the auction.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { keccak256, stringToBytes, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { startTestDevnet, type TestDevnet } from '../chain/test-devnet.js';
+import { createChainClient } from '../chain/client.js';
+import { ChainReader } from '../chain/reader.js';
+import { openDatabase, type Database } from '../db/connection.js';
+import { toBytes, toHex, toNumeric } from '../db/codec.js';
+import { AmmNativePrice } from '../orderbook/pricing/amm-native-price.js';
+import { AuctionBuilder, type AuctionBuilderOptions } from './build-auction.js';
+
+const CHAIN = 31337;
+
+describe('the auction builder leaves out each kind of unsettleable order, with its reason (issue 15, point 6)', () => {
+  let chain: TestDevnet;
+  let database: Database;
+  let options: AuctionBuilderOptions;
+  let trader: Address;
+  let weth: Address;
+  let usdc: Address;
+  let dai: Address;
+  let now: number;
+
+  before(async () => {
+    chain = await startTestDevnet();
+    database = await openDatabase({ kind: 'pglite', dataDir: null });
+    const d = chain.devnet.deployment;
+    const client = createChainClient({ chainId: CHAIN, rpcUrl: chain.rpcUrl, timeoutMs: 30_000 });
+    const token = (symbol: string) => d.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase() as Address;
+    [weth, usdc, dai] = [token('WETH'), token('USDC'), token('DAI')];
+    trader = d.accounts.find((a) => a.role === 'trader')!.address.toLowerCase() as Address;
+    options = {
+      chainId: CHAIN,
+      db: database.db,
+      reader: new ChainReader(client),
+      settlement: d.contracts.settlement,
+      vaultRelayer: d.contracts.vaultRelayer,
+      hooksTrampoline: null,
+      nativePrices: new AmmNativePrice({ client: client as never, factory: d.contracts.ammFactory, wrappedNative: weth, connectors: [weth], ttlMs: 0 }),
+    };
+    now = Math.floor(Date.now() / 1000);
+  });
+  after(async () => {
+    await database?.close();
+    await chain?.stop();
+  });
+
+  async function insert(o: { owner: Address; sellToken?: Address; buyToken?: Address; sellAmount?: bigint; receiver?: Address | null; signingScheme?: 'eip712' | 'presign'; appData?: Hex }): Promise<Hex> {
+    const uid = randomBytes(56);
+    await database.db.insertInto('orders').values({
+      chain_id: CHAIN, uid, owner: toBytes(o.owner), created_at: new Date(), sell_token: toBytes(o.sellToken ?? usdc), buy_token: toBytes(o.buyToken ?? weth),
+      receiver: o.receiver ? toBytes(o.receiver) : null, sell_amount: toNumeric(o.sellAmount ?? 10n ** 6n), buy_amount: toNumeric(1n), valid_to: now + 3600,
+      app_data: toBytes(o.appData ?? (`0x${'00'.repeat(32)}` as Hex)), fee_amount: '0', kind: 'sell', partially_fillable: false, signature: randomBytes(65),
+      signing_scheme: o.signingScheme ?? 'eip712', sell_token_balance: 'erc20', buy_token_balance: 'erc20', class: 'limit', settlement_contract: toBytes(options.settlement),
+    }).execute();
+    return toHex(uid);
+  }
+
+  it('reports banned_user, unsupported_token, invalid_signature, hooks_unsupported, insufficient_balance, insufficient_allowance and missing_native_price', async () => {
+    const fresh = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
+    const bannedOwner = fresh();
+    const bannedReceiver = fresh();
+    const unapproved = fresh();
+    await chain.mint(unapproved, 'USDC', '5');
+    // an app-data document with a pre-hook (and no trampoline configured)
+    const doc = JSON.stringify({ version: '1.3.0', metadata: { hooks: { pre: [{ target: usdc, callData: '0x', gasLimit: '50000' }] } } });
+    const hooked = keccak256(stringToBytes(doc));
+    await database.db.insertInto('app_data').values({ contract_app_data: toBytes(hooked), full_app_data: Buffer.from(doc) }).execute();
+    const unpriced = `0x${randomBytes(20).toString('hex')}` as Address;
+
+    const expected = new Map<Hex, string>([
+      [await insert({ owner: bannedOwner }), 'invalid:banned_user'],
+      [await insert({ owner: trader, receiver: bannedReceiver }), 'invalid:banned_user'],
+      [await insert({ owner: trader, buyToken: dai }), 'invalid:unsupported_token'],
+      [await insert({ owner: trader, signingScheme: 'presign' }), 'invalid:invalid_signature'],
+      [await insert({ owner: trader, appData: hooked }), 'filtered:hooks_unsupported'],
+      [await insert({ owner: fresh() }), 'invalid:insufficient_balance'],
+      [await insert({ owner: unapproved }), 'invalid:insufficient_allowance'],
+      [await insert({ owner: trader, buyToken: unpriced }), 'filtered:missing_native_price'],
+    ]);
+    const control = await insert({ owner: trader });
+
+    const builder = new AuctionBuilder({ ...options, bannedAddresses: new Set([bannedOwner, bannedReceiver]), deniedTokens: new Set([dai]) });
+    const head = await chain.blockNumber();
+    const built = await builder.build({ number: BigInt(head), timestamp: BigInt(now) });
+    assert.deepEqual(built.auction.orders.map((o) => o.uid), [control], 'only the control order is in the auction');
+    const got = new Map(built.excluded.map((e) => [e.uid, `${e.label}:${e.reason}`]));
+    assert.deepEqual(got, expected);
+
+    // the same orders without the bans, the denial and with a trampoline: those reasons go away
+    const relaxed = new AuctionBuilder({ ...options, hooksTrampoline: chain.devnet.deployment.contracts.hooksTrampoline });
+    const again = await relaxed.build({ number: BigInt(head), timestamp: BigInt(now) });
+    const reasons = new Set(again.excluded.map((e) => e.reason));
+    for (const gone of ['banned_user', 'unsupported_token', 'hooks_unsupported']) assert.ok(!reasons.has(gone as never), `${gone} needs its cause`);
+    assert.ok(reasons.has('insufficient_balance') && reasons.has('insufficient_allowance') && reasons.has('missing_native_price') && reasons.has('invalid_signature'));
+  });
+});

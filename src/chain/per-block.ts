@@ -1,0 +1,27 @@
+/**
+ * A read remembered for one block: the first call after the block feed's head changes reads, every other call
+ * until the next head shares that read. A failed read is not kept. Without a head (the feed is not running)
+ * every call reads.
+ *
+ * @example
+ *   const gasPrice = perBlock(reader.blockFeed, () => reader.gasPrice());
+ */
+import type { Hex } from 'viem';
+
+export function perBlock<T>(feed: { readonly latest: { hash: Hex } | null }, read: () => Promise<T>): () => Promise<T> {
+  let head: Hex | null = null;
+  let value: Promise<T> | null = null;
+  return () => {
+    const now = feed.latest?.hash ?? null;
+    if (now === null) return read();
+    if (now !== head || value === null) {
+      head = now;
+      const p = read();
+      value = p;
+      p.catch(() => {
+        if (value === p) value = null;
+      });
+    }
+    return value;
+  };
+}
