@@ -11,7 +11,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
+import { AuxError, OrderBookHttpError, orderBookErrorStatus, type ApiFamily } from './errors.js';
+import { OrderBookError } from '../orderbook/order-book-error.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
 import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
@@ -100,8 +101,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
 
   server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof OrderBookError) {
-      if (error.status >= 500) request.log.error({ err: error }, 'order book error');
-      return reply4xx(request, reply, error.status, error.errorType, error.description, error.data);
+      return reply4xx(request, reply, orderBookErrorStatus(error.errorType), error.errorType, error.description, error.data);
+    }
+    if (error instanceof OrderBookHttpError) {
+      return reply4xx(request, reply, error.status, error.errorType, error.description);
     }
     if (error instanceof AuxError) {
       if (error.status >= 500) request.log.error({ err: error }, 'aux error');

@@ -15,7 +15,7 @@ import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
 import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
-import { OrderBookError } from '../http/errors.js';
+import { OrderBookError } from './order-book-error.js';
 import type { OrderBookNetworkServices } from './routes/context.js';
 import { CompetitionStore } from '../auction/competition-store.js';
 import { AuctionStore } from '../auction/auction-store.js';

@@ -21,7 +21,7 @@ import {
   type AppDataDocument,
   type Order,
 } from '../../protocol/index.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import type { AppDataService } from '../app-data.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
 import { EIP1271_VERIFICATION_GAS } from '../quotes/quote-service.js';
@@ -117,7 +117,7 @@ export class OrderService {
     //    (NonZeroFee below); whether it is inside the market comes from its quote and limit price (step 10).
     const orderClass = 'limit' as const;
     if (policy.bannedAddresses.has(owner) || (receiver && policy.bannedAddresses.has(receiver))) {
-      throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed', 403);
+      throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed');
     }
     if (buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${buyTokenBalance} is not supported`);
     if (sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${sellTokenBalance} is not supported`);
@@ -183,7 +183,7 @@ export class OrderService {
       if (newDocument !== null) await this.deps.appData.put(newDocument, appDataHash, tx);
       if (replaced) {
         if (!(body.signingScheme === 'eip712' || body.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
-        if (replaced.owner !== owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner', 401);
+        if (replaced.owner !== owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner');
         await this.deps.orders.markCancelled(chainId, [replaced.uid], tx);
       }
       return this.deps.orders.insert(newOrder, quote, tx);
@@ -250,7 +250,7 @@ export class OrderService {
   /** Loads an order that may still be cancelled, or throws the cancellation error that applies. */
   async loadCancellable(uid: Hex): Promise<StoredOrder> {
     const order = await this.deps.orders.get(this.deps.chainId, uid.toLowerCase() as Hex);
-    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`, 404);
+    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`);
     if (isFullyExecuted(order)) throw new OrderBookError('OrderFullyExecuted', 'the order is already fully executed');
     if (isInvalidated(order)) throw new OrderBookError('AlreadyCancelled', 'the order is already cancelled');
     if (order.validTo < this.deps.policy.now()) throw new OrderBookError('OrderExpired', 'the order has already expired');

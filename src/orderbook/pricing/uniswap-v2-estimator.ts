@@ -4,7 +4,7 @@
  * one batched round of eth_calls, and picks the best. Works on the devnet and on any chain with such an AMM.
  */
 import { BaseError, ContractFunctionRevertedError, parseAbi, type Address, type PublicClient } from 'viem';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import type { TradeEstimate, TradeEstimateRequest, TradeEstimator } from './trade-estimator.js';
 
 export const UNISWAP_V2_ROUTER_ABI = parseAbi([

@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf } from '../../protocol/index.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toNumeric } from '../../db/codec.js';
 import type { AppDataService } from '../app-data.js';
@@ -137,7 +137,7 @@ export class QuoteService implements OrderQuoter {
     }
 
     // order-level rules
-    if (policy.bannedAddresses.has(from) || (receiver && policy.bannedAddresses.has(receiver))) throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed', 403);
+    if (policy.bannedAddresses.has(from) || (receiver && policy.bannedAddresses.has(receiver))) throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed');
     if (sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${sellTokenBalance} is not supported`);
     if (buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${buyTokenBalance} is not supported`);
     const validTo = body.validTo ?? now + (body.validFor ?? DEFAULT_VALID_FOR);
@@ -223,7 +223,7 @@ export class QuoteService implements OrderQuoter {
     if (estimateOrError instanceof OrderBookError) {
       const minimumFee = feeInSellToken(settlementGas(1) + extraGas, gasPrice, sellTokenPrice);
       if (req.amountMode === 'sellAmountBeforeFee' && req.amount <= minimumFee) {
-        throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${req.amount} does not cover the fee ${minimumFee}`, 400, { fee_amount: minimumFee.toString() });
+        throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${req.amount} does not cover the fee ${minimumFee}`, { data: { fee_amount: minimumFee.toString() } });
       }
       throw estimateOrError;
     }
@@ -234,7 +234,7 @@ export class QuoteService implements OrderQuoter {
     switch (req.amountMode) {
       case 'sellAmountBeforeFee': {
         const x = req.amount;
-        if (x <= feeAmount) throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${x} does not cover the fee ${feeAmount}`, 400, { fee_amount: feeAmount.toString() });
+        if (x <= feeAmount) throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${x} does not cover the fee ${feeAmount}`, { data: { fee_amount: feeAmount.toString() } });
         const sellAmount = x - feeAmount;
         const buyAmount = (estimate.outAmount * sellAmount) / x;
         return { sellAmount, buyAmount, stored: { ...base, sellAmount: x, buyAmount: estimate.outAmount } };
