@@ -192,7 +192,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       simulator,
       db: database.db,
       publicBaseUrl: config.exposure.publicUrl,
-      options: { logger },
+      options: { logger, maxRunsPerClient: config.simulationRunsPerClient },
     });
 
     // notifications (issue 11): routes, the outbox dispatcher of this replica; the producers run with the chain loops

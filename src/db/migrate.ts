@@ -10,6 +10,7 @@ import { statements as simulation } from './migrations/004_simulation.js';
 import { statements as affiliate } from './migrations/005_affiliate.js';
 import { statements as hooks } from './migrations/006_hooks.js';
 import { statements as notifications } from './migrations/007_notifications.js';
+import { statements as structure } from './migrations/009_structure.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -29,6 +30,7 @@ export function allMigrations(): Record<string, Migration> {
     '005_affiliate': fromStatements(affiliate),
     '006_hooks': fromStatements(hooks),
     '007_notifications': fromStatements(notifications),
+    '009_structure': fromStatements(structure),
   };
 }
 

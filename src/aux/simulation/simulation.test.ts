@@ -304,6 +304,30 @@ describe('simulation API on the devnet', () => {
     }
   });
 
+  it('keeps the newest stored runs of each client and deletes its older ones (SIMULATION_MAX_STORED_RUNS_PER_CLIENT)', async () => {
+    const capped = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test', trustProxy: ['127.0.0.1/32'] });
+    registerSimulationRoutes(capped, { chains: new Map([[31337, { rpcUrl: chain.rpcUrl }]]), simulator, db: database.db, options: { maxRunsPerClient: 2 } });
+    const from = async (client: string): Promise<string> => {
+      const res = await capped.inject({ method: 'POST', url: '/31337/simulation/simulateBundle', payload: JSON.stringify([transfer(traderA, traderB, 1n)]), headers: { 'content-type': 'application/json', 'x-forwarded-for': client } });
+      assert.equal(res.statusCode, 200, res.body);
+      return (res.json() as SimulationResultJson).id;
+    };
+    const stored = async (id: string) => (await capped.inject({ method: 'GET', url: `/31337/simulation/${id}` })).statusCode;
+    try {
+      const other = await from('203.0.113.9');
+      const first = await from('203.0.113.5');
+      const second = await from('203.0.113.5');
+      assert.equal(await stored(first), 200, 'within the cap every run is kept');
+      const third = await from('203.0.113.5');
+      assert.equal(await stored(first), 404, 'the oldest run of the client is deleted beyond the cap');
+      assert.equal(await stored(second), 200);
+      assert.equal(await stored(third), 200);
+      assert.equal(await stored(other), 200, 'another client keeps its runs');
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('answers 404 for a chain it does not simulate and for unknown runs', async () => {
     const res = await post(5, [transfer(traderA, traderB, 1n)]);
     assert.equal(res.statusCode, 404);
