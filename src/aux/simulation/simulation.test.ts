@@ -19,7 +19,7 @@ import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { findFreePort } from '../../chain/devnet/index.js';
 import { openDatabase, type Database } from '../../db/connection.js';
 import { buildHttpServer, type HttpServer } from '../../http/server.js';
-import { liveForkCount } from './anvil-fork.js';
+import { execFileSync } from 'node:child_process';
 import { ForkSimulator } from './fork-simulator.js';
 import { registerSimulationRoutes } from './routes.js';
 import type { SimulationResultJson, StoredRunJson } from './schemas.js';
@@ -36,6 +36,17 @@ const erc20 = parseAbi([
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const SPENDER = '0x000000000000000000000000000000000000beef' as Address;
 const THIRD = '0x0000000000000000000000000000000000c0ffee' as Address;
+/** anvil forks (`--fork-url`) still running as children of this test process */
+function liveForkCount(): number {
+  let children: string;
+  try {
+    children = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  } catch (err) {
+    if ((err as { status?: number }).status === 1) return 0; // ps found no child at all
+    throw err;
+  }
+  return children.split('\n').filter((line) => line.includes('--fork-url')).length;
+}
 const word = (v: bigint): Hex => `0x${v.toString(16).padStart(64, '0')}`;
 /** DevnetToken storage: balanceOf at slot 3, allowance at slot 4 */
 const balanceSlot = (holder: Address) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [holder, 3n]));
