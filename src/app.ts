@@ -12,7 +12,7 @@ import { registerOrderBookRoutes } from './orderbook/routes/index.js';
 import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-services.js';
 import { readPackageVersion } from './version.js';
 import { startDevnet, type Devnet } from './chain/devnet/index.js';
-import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops, type RunningLoops } from './loops.js';
@@ -174,7 +174,8 @@ async function buildServer(w: Wiring, database: Database, networks: ChainNetwork
       await redis.quit().catch(() => redis.disconnect());
     });
   }
-  return buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
+  const indexing = () => Object.fromEntries(networks.map((n) => [n.name, indexingSummary(n)]));
+  return buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, indexing, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
 }
 
 /** The order book of each network under /{network}/api/v1, and the default network's also under /api/v1. */

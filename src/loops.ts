@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Database } from './db/connection.js';
-import type { ChainNetwork } from './chain/network.js';
+import { indexedFactory, type ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
@@ -56,8 +56,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       settlement: network.settlement,
       tokens: () => network.trackedTokens,
       pools: () => network.trackedPools.map((p) => p.address),
-      // only the devnet's own factory: following a mainnet-sized factory would index every pair there is
-      factory: network.devnet ? (network.amm?.factory ?? null) : null,
+      factory: indexedFactory(network),
       blockFeed: network.reader.blockFeed,
       logger: log,
     });
