@@ -231,7 +231,7 @@ const READYZ_SCHEMA = {
           settlement: { type: 'string' },
           holderTokens: { type: 'array', items: { type: 'string' } },
           pools: { type: 'integer' },
-          factory: { type: ['string', 'null'] },
+          factory: { anyOf: [{ type: 'string' }, { type: 'null' }] },
         },
       },
     },
