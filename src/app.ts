@@ -12,7 +12,7 @@ import { registerOrderBookRoutes } from './orderbook/routes/index.js';
 import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-services.js';
 import { readPackageVersion } from './version.js';
 import { startDevnet, type Devnet } from './chain/devnet/index.js';
-import { devnetNetwork, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops, type RunningLoops } from './loops.js';
@@ -57,210 +57,301 @@ export interface StartOptions {
   metrics?: Metrics;
 }
 
+/** What every wiring step of `startApp` shares: the configuration, the log, the shutdown steps and the abort. */
+interface Wiring {
+  config: Config;
+  logger: Logger;
+  options: StartOptions;
+  /** shutdown steps, run in reverse order by `close` (or when start-up fails) */
+  closers: Array<() => Promise<void>>;
+  abort: AbortController;
+  metrics: Metrics;
+  /** stops the app by itself with a reason (App.fatal) */
+  fatalReason: (reason: string) => void;
+}
+
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
   const version = readPackageVersion();
-  const closers: Array<() => Promise<void>> = [];
-  const abort = new AbortController();
-  const metrics = options.metrics ?? createMetrics();
   let fatalReason: (reason: string) => void = () => {};
   const fatal = new Promise<string>((resolve) => (fatalReason = resolve));
+  const w: Wiring = { config, logger, options, closers: [], abort: new AbortController(), metrics: options.metrics ?? createMetrics(), fatalReason: (r) => fatalReason(r) };
 
   try {
-    // the database and the devnet start side by side
-    const databasePromise = options.database
-      ? Promise.resolve(options.database)
-      : (logger.info(config.databaseUrl ? 'database: connecting to PostgreSQL' : `database: opening PGlite in ${join(config.dataDir, 'pglite')}`),
-        openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }));
-    const devnetPromise = config.devnet.enabled
-      ? startDevnet({
-          dataDir: join(config.dataDir, 'devnet-chain'),
-          port: config.devnet.port,
-          blockTime: config.devnet.blockTime,
-          activity: config.devnet.activity,
-          historyHours: config.devnet.historyHours,
-          logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
-          signal: abort.signal,
-        })
-      : Promise.resolve(null);
-    const [dbResult, devnetResult] = await Promise.allSettled([databasePromise, devnetPromise]);
-    if (devnetResult.status === 'fulfilled' && devnetResult.value) closers.push(() => devnetResult.value!.stop());
-    if (dbResult.status === 'fulfilled' && !options.database) closers.push(() => dbResult.value.close());
-    if (dbResult.status === 'rejected') throw dbResult.reason;
-    if (devnetResult.status === 'rejected') throw devnetResult.reason;
-    const database = dbResult.value;
-    const devnet = devnetResult.value;
-    logger.info(`database: ready (${database.engine})`);
-    if (devnet) {
-      void devnet.exited.then((exit) => {
-        if (!abort.signal.aborted) fatalReason(`the devnet (anvil) exited unexpectedly (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`);
-      });
-    }
-
-    // the networks served
-    const networks: ChainNetwork[] = [];
-    if (devnet) networks.push(await devnetNetwork(devnet, config));
-    for (const [chainId, url] of config.rpcUrls) {
-      logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
-      networks.push(await rpcNetwork(chainId, url, config));
-    }
-    for (const network of networks) {
-      // only the devnet is reset when its block 0 changes; a real chain's changed identity stops the node
-      const { reset } = await ensureChainIdentity(database.db, network.chainId, network.genesisHash, { resettable: network.devnet !== null, forceReset: network.devnet?.fresh ?? false });
-      if (reset) logger.warn(`${network.name}: the chain changed (block 0 differs); its indexed and order-book data were deleted`);
-    }
-    const defaultNetwork = config.defaultNetwork ?? (networks.find((n) => n.devnet === null) ?? networks[0])?.name ?? null;
-    if (config.defaultNetwork && !networks.some((n) => n.name === config.defaultNetwork)) {
-      throw new Error(`DEFAULT_NETWORK=${config.defaultNetwork} is not one of the served networks (${networks.map((n) => n.name).join(', ') || 'none'})`);
-    }
-
-    const readiness: ReadinessCheck[] = [
-      { name: 'database', check: () => database.ping() },
-      ...networks.map((n) => ({ name: `chain:${n.name}`, check: async () => (await n.reader.blockNumber()) >= 0n })),
-    ];
-    const redis = config.redisUrl ? openRedisConnection({ url: config.redisUrl, name: 'batchbook', logger }) : null;
-    if (redis) {
-      closers.push(async () => {
-        await redis.quit().catch(() => redis.disconnect());
-      });
-    }
-    const server = await buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
-
-    const appData = new AppDataService(database.db);
-    const orderBooks = new Map<string, OrderBookBuild>();
-    for (const network of networks) {
-      const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) => {
-        metrics.providers.error('external-orderbook');
-        logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
-      });
-      orderBooks.set(network.name, build);
-      const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
-      await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
-      if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
-    }
+    const { database, devnet } = await openDatabaseAndDevnet(w);
+    const { networks, defaultNetwork } = await connectNetworks(w, database, devnet);
+    const server = await buildServer(w, database, networks, version);
+    const orderBooks = await registerOrderBooks(w, server, { database, networks, defaultNetwork, version });
     // /devnet lists private keys and the faucet mints: next to real chains only when DEVNET_EXPOSE=true
     if (devnet && (networks.length === 1 || config.exposure.devnetExpose)) registerDevnetRoutes(server, devnet);
-
-    // auxiliary API
-    const marketChains = new Map<number, MarketChainContext>();
-    for (const network of networks) {
-      marketChains.set(network.chainId, {
-        network,
-        ...buildMarketServices(network, database.db, config, {
-          nativePrices: orderBooks.get(network.name)!.nativePrices,
-          logger: logger.child({ module: 'market', chain: network.name }),
-          onProviderError: (provider) => metrics.providers.error(provider),
-          providers: {
-            ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
-            ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
-            ...(config.holderApis.goldRushApiKey ? { goldRush: { apiKey: config.holderApis.goldRushApiKey } } : {}),
-            ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId } } : {}),
-          },
-        }),
-      });
-    }
-    registerMarketRoutes(server, { chains: marketChains });
-
-    // the live dashboard at / (issue 13)
-    registerDashboard(server, { networks, defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
-
-    // balances: REST and the per-block SSE stream, shared across replicas through Redis when configured
-    const shared = await openSharedBackend({ redisUrl: config.redisUrl, namespace: config.redisKeyPrefix, logger });
-    closers.push(() => shared.close());
-    const streams = networks.map(
-      (n) =>
-        new BalanceStream({
-          chainId: n.chainId,
-          reader: n.reader,
-          vaultRelayer: n.vaultRelayer,
-          replicas: shared.kind === 'redis' ? { coordination: shared.coordination, pubsub: shared.pubsub } : null,
-          logger,
-          signal: abort.signal,
-        }),
-    );
-    closers.push(async () => {
-      for (const stream of streams) await stream.close();
-    });
-    const balanceRoutes = registerBalanceRoutes(server, {
-      chains: networks.map((n, i) => ({ chainId: n.chainId, reader: n.reader, vaultRelayer: n.vaultRelayer, nativeCurrency: n.nativeCurrency, stream: streams[i]! })),
-      signal: abort.signal,
-    });
-    metrics.sseConnections.observe('balances', () => balanceRoutes.connections);
-    const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
-    closers.push(() => simulator.stop());
-    registerSimulationRoutes(server, {
-      chains: new Map(networks.map((n) => [n.chainId, { rpcUrl: n.rpcUrl, wrappedNative: n.wrappedNative ?? undefined }])),
-      simulator,
-      db: database.db,
-      publicBaseUrl: config.exposure.publicUrl,
-      options: { logger },
-    });
-
-    // notifications (issue 11): routes, the outbox dispatcher of this replica; the producers run with the chain loops
-    const notifications = await buildNotifications({ config, networks, db: database.db, logger, now: options.now });
-    registerNotificationRoutes(server, notifications.routes);
-    const dispatching = notifications.dispatcher.run(abort.signal);
-    closers.push(() => dispatching);
-    // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
-    closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
-    // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
-    const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
-    registerHooksRoutes(server, {
-      service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
-      logger,
-    });
+    const { notifications } = await registerAuxiliaryApi(w, server, { database, networks, defaultNetwork, orderBooks });
 
     const loops = startBackgroundLoops({
-      networks, database, orderBooks, logger, signal: abort.signal, onFatal: fatalReason,
+      networks, database, orderBooks, logger, signal: w.abort.signal, onFatal: w.fatalReason,
       databaseUrl: options.database ? null : config.databaseUrl,
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
       solverPrivateKey: config.solverPrivateKey,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
-      metrics,
+      metrics: w.metrics,
     });
-    closers.push(() => loops.stop());
+    w.closers.push(() => loops.stop());
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
     else await server.ready();
-    const address = server.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-
-    let closed = false;
-    return {
-      server,
-      database,
-      networks,
-      orderBooks,
-      devnet,
-      auctionLoops: loops.auctionLoops,
-      indexers: loops.indexers,
-      fatal,
-      metrics,
-      urls: {
-        base,
-        orderBook: Object.fromEntries([
-          ...networks.map((n) => [n.name, `${base}/${n.name}/api/v1`]),
-          ...(defaultNetwork ? [[`default: ${defaultNetwork}`, `${base}/api/v1`]] : []),
-        ]),
-        docs: `${base}/docs`,
-        health: `${base}/healthz`,
-        ready: `${base}/readyz`,
-        devnetRpc: devnet?.rpcUrl ?? null,
-      },
-      async close() {
-        if (closed) return;
-        closed = true;
-        abort.abort();
-        // stop accepting and drain in-flight requests first, then loops, chain and database
-        await server.close().catch((err) => logger.warn({ err }, 'http: close failed'));
-        for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
-      },
-    };
+    return assembleApp(w, { server, database, networks, defaultNetwork, orderBooks, devnet, loops, fatal });
   } catch (err) {
-    abort.abort();
-    for (const close of closers.reverse()) await close().catch(() => {});
+    w.abort.abort();
+    for (const close of w.closers.reverse()) await close().catch(() => {});
     throw err;
   }
+}
+
+/** The database and the devnet, started side by side; a devnet that dies makes the app stop (App.fatal). */
+async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; devnet: Devnet | null }> {
+  const { config, logger, options, closers, abort } = w;
+  const databasePromise = options.database
+    ? Promise.resolve(options.database)
+    : (logger.info(config.databaseUrl ? 'database: connecting to PostgreSQL' : `database: opening PGlite in ${join(config.dataDir, 'pglite')}`),
+      openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }));
+  const devnetPromise = config.devnet.enabled
+    ? startDevnet({
+        dataDir: join(config.dataDir, 'devnet-chain'),
+        port: config.devnet.port,
+        blockTime: config.devnet.blockTime,
+        activity: config.devnet.activity,
+        historyHours: config.devnet.historyHours,
+        logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
+        signal: abort.signal,
+      })
+    : Promise.resolve(null);
+  const [dbResult, devnetResult] = await Promise.allSettled([databasePromise, devnetPromise]);
+  if (devnetResult.status === 'fulfilled' && devnetResult.value) closers.push(() => devnetResult.value!.stop());
+  if (dbResult.status === 'fulfilled' && !options.database) closers.push(() => dbResult.value.close());
+  if (dbResult.status === 'rejected') throw dbResult.reason;
+  if (devnetResult.status === 'rejected') throw devnetResult.reason;
+  const database = dbResult.value;
+  const devnet = devnetResult.value;
+  logger.info(`database: ready (${database.engine})`);
+  if (devnet) {
+    void devnet.exited.then((exit) => {
+      if (!abort.signal.aborted) w.fatalReason(`the devnet (anvil) exited unexpectedly (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`);
+    });
+  }
+  return { database, devnet };
+}
+
+/** The networks served (the devnet, then each RPC_URL_<chainId>), each checked against the chain it was indexed from. */
+async function connectNetworks(w: Wiring, database: Database, devnet: Devnet | null): Promise<{ networks: ChainNetwork[]; defaultNetwork: string | null }> {
+  const { config, logger } = w;
+  const networks: ChainNetwork[] = [];
+  if (devnet) networks.push(await devnetNetwork(devnet, config));
+  for (const [chainId, url] of config.rpcUrls) {
+    logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
+    networks.push(await rpcNetwork(chainId, url, config));
+  }
+  for (const network of networks) {
+    // only the devnet is reset when its block 0 changes; a real chain's changed identity stops the node
+    const { reset } = await ensureChainIdentity(database.db, network.chainId, network.genesisHash, { resettable: network.devnet !== null, forceReset: network.devnet?.fresh ?? false });
+    if (reset) logger.warn(`${network.name}: the chain changed (block 0 differs); its indexed and order-book data were deleted`);
+  }
+  const defaultNetwork = config.defaultNetwork ?? (networks.find((n) => n.devnet === null) ?? networks[0])?.name ?? null;
+  if (config.defaultNetwork && !networks.some((n) => n.name === config.defaultNetwork)) {
+    throw new Error(`DEFAULT_NETWORK=${config.defaultNetwork} is not one of the served networks (${networks.map((n) => n.name).join(', ') || 'none'})`);
+  }
+  return { networks, defaultNetwork };
+}
+
+/** The HTTP server with its readiness checks (database, each chain) and, when configured, Redis-backed rate limits. */
+async function buildServer(w: Wiring, database: Database, networks: ChainNetwork[], version: string): Promise<HttpServer> {
+  const { config, logger, closers, metrics } = w;
+  const readiness: ReadinessCheck[] = [
+    { name: 'database', check: () => database.ping() },
+    ...networks.map((n) => ({ name: `chain:${n.name}`, check: async () => (await n.reader.blockNumber()) >= 0n })),
+  ];
+  const redis = config.redisUrl ? openRedisConnection({ url: config.redisUrl, name: 'batchbook', logger }) : null;
+  if (redis) {
+    closers.push(async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+  }
+  const indexing = () => Object.fromEntries(networks.map((n) => [n.name, indexingSummary(n)]));
+  return buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, indexing, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
+}
+
+/** The order book of each network under /{network}/api/v1, and the default network's also under /api/v1. */
+async function registerOrderBooks(
+  w: Wiring,
+  server: HttpServer,
+  { database, networks, defaultNetwork, version }: { database: Database; networks: ChainNetwork[]; defaultNetwork: string | null; version: string },
+): Promise<Map<string, OrderBookBuild>> {
+  const { config, logger, options, metrics } = w;
+  const appData = new AppDataService(database.db);
+  const orderBooks = new Map<string, OrderBookBuild>();
+  for (const network of networks) {
+    const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) => {
+      metrics.providers.error('external-orderbook');
+      logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
+    });
+    orderBooks.set(network.name, build);
+    const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
+    await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
+    if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
+  }
+  return orderBooks;
+}
+
+interface AuxiliaryInputs {
+  database: Database;
+  networks: ChainNetwork[];
+  defaultNetwork: string | null;
+  orderBooks: Map<string, OrderBookBuild>;
+}
+
+/**
+ * The auxiliary API and the dashboard: market data, balances (REST and stream), simulation, notifications,
+ * the affiliate program and hooks analytics. Returns the notifications (the chain loops produce them).
+ */
+async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: AuxiliaryInputs): Promise<{ notifications: Awaited<ReturnType<typeof buildNotifications>> }> {
+  const { config, logger, options, closers, abort } = w;
+  const { database, networks, defaultNetwork, orderBooks } = inputs;
+  const marketChains = registerMarket(w, server, inputs);
+
+  // the live dashboard at / (issue 13)
+  registerDashboard(server, { networks, defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
+
+  await registerBalances(w, server, networks);
+  registerSimulation(w, server, database, networks);
+
+  // notifications (issue 11): routes, the outbox dispatcher of this replica; the producers run with the chain loops
+  const notifications = await buildNotifications({ config, networks, db: database.db, logger, now: options.now });
+  registerNotificationRoutes(server, notifications.routes);
+  const dispatching = notifications.dispatcher.run(abort.signal);
+  closers.push(() => dispatching);
+  // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
+  closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
+  // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
+  const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
+  registerHooksRoutes(server, {
+    service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
+    logger,
+  });
+  return { notifications };
+}
+
+/** Token prices, holders, slippage and yield of each network, with the optional providers configured. */
+function registerMarket(w: Wiring, server: HttpServer, { database, networks, orderBooks }: AuxiliaryInputs): Map<number, MarketChainContext> {
+  const { config, logger, metrics } = w;
+  const marketChains = new Map<number, MarketChainContext>();
+  for (const network of networks) {
+    marketChains.set(network.chainId, {
+      network,
+      ...buildMarketServices(network, database.db, config, {
+        nativePrices: orderBooks.get(network.name)!.nativePrices,
+        logger: logger.child({ module: 'market', chain: network.name }),
+        onProviderError: (provider) => metrics.providers.error(provider),
+        providers: {
+          ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
+          ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
+          ...(config.holderApis.goldRushApiKey ? { goldRush: { apiKey: config.holderApis.goldRushApiKey } } : {}),
+          ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId } } : {}),
+        },
+      }),
+    });
+  }
+  registerMarketRoutes(server, { chains: marketChains });
+  return marketChains;
+}
+
+/** Balances: REST and the per-block SSE stream, shared across replicas through Redis when configured. */
+async function registerBalances(w: Wiring, server: HttpServer, networks: ChainNetwork[]): Promise<void> {
+  const { config, logger, closers, abort, metrics } = w;
+  const shared = await openSharedBackend({ redisUrl: config.redisUrl, namespace: config.redisKeyPrefix, logger });
+  closers.push(() => shared.close());
+  const streams = networks.map(
+    (n) =>
+      new BalanceStream({
+        chainId: n.chainId,
+        reader: n.reader,
+        vaultRelayer: n.vaultRelayer,
+        replicas: shared.kind === 'redis' ? { coordination: shared.coordination, pubsub: shared.pubsub } : null,
+        logger,
+        signal: abort.signal,
+      }),
+  );
+  closers.push(async () => {
+    for (const stream of streams) await stream.close();
+  });
+  const balanceRoutes = registerBalanceRoutes(server, {
+    chains: networks.map((n, i) => ({ chainId: n.chainId, reader: n.reader, vaultRelayer: n.vaultRelayer, nativeCurrency: n.nativeCurrency, stream: streams[i]! })),
+    signal: abort.signal,
+  });
+  metrics.sseConnections.observe('balances', () => balanceRoutes.connections);
+}
+
+/** Bundle simulation on a fork of each network (or the external provider when configured). */
+function registerSimulation(w: Wiring, server: HttpServer, database: Database, networks: ChainNetwork[]): void {
+  const { config, logger, closers } = w;
+  const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
+  closers.push(() => simulator.stop());
+  registerSimulationRoutes(server, {
+    chains: new Map(networks.map((n) => [n.chainId, { rpcUrl: n.rpcUrl, wrappedNative: n.wrappedNative ?? undefined }])),
+    simulator,
+    db: database.db,
+    publicBaseUrl: config.exposure.publicUrl,
+    options: { logger, maxRunsPerClient: config.simulationRunsPerClient },
+  });
+}
+
+/** The running app: where it listens, what it serves, and `close` (HTTP first, then the rest in reverse order). */
+function assembleApp(
+  w: Wiring,
+  parts: {
+    server: HttpServer;
+    database: Database;
+    networks: ChainNetwork[];
+    defaultNetwork: string | null;
+    orderBooks: Map<string, OrderBookBuild>;
+    devnet: Devnet | null;
+    loops: RunningLoops;
+    fatal: Promise<string>;
+  },
+): App {
+  const { config, logger, closers, abort, metrics } = w;
+  const { server, database, networks, defaultNetwork, orderBooks, devnet, loops, fatal } = parts;
+  const address = server.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  let closed = false;
+  return {
+    server,
+    database,
+    networks,
+    orderBooks,
+    devnet,
+    auctionLoops: loops.auctionLoops,
+    indexers: loops.indexers,
+    fatal,
+    metrics,
+    urls: {
+      base,
+      orderBook: Object.fromEntries([
+        ...networks.map((n) => [n.name, `${base}/${n.name}/api/v1`]),
+        ...(defaultNetwork ? [[`default: ${defaultNetwork}`, `${base}/api/v1`]] : []),
+      ]),
+      docs: `${base}/docs`,
+      health: `${base}/healthz`,
+      ready: `${base}/readyz`,
+      devnetRpc: devnet?.rpcUrl ?? null,
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      abort.abort();
+      // stop accepting and drain in-flight requests first, then loops, chain and database
+      await server.close().catch((err) => logger.warn({ err }, 'http: close failed'));
+      for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+    },
+  };
 }

@@ -9,7 +9,7 @@ import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Database } from './db/connection.js';
 import type { DB } from './db/schema.js';
-import type { ChainNetwork } from './chain/network.js';
+import { indexedFactory, type ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
@@ -154,8 +154,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       settlement: network.settlement,
       tokens: () => network.trackedTokens,
       pools: () => network.trackedPools.map((p) => p.address),
-      // only the devnet's own factory: following a mainnet-sized factory would index every pair there is
-      factory: network.devnet ? (network.amm?.factory ?? null) : null,
+      factory: indexedFactory(network),
       blockFeed: network.reader.blockFeed,
       logger: log,
     });

@@ -3,7 +3,7 @@
  * reference orderbook.md §8.1). Amounts are bigint inside, decimal strings on the wire; addresses lowercase.
  */
 import type { Address, Hex } from 'viem';
-import type { SettlementInteraction } from '../protocol/index.js';
+import { executedAmount, type SettlementInteraction } from '../protocol/index.js';
 import type { ExecutedAmounts, StoredOrderFields } from '../orderbook/orders/order-fields.js';
 
 /** An order's pre- or post-interaction (app-data hook), as the settlement would call it. */
@@ -87,9 +87,7 @@ function interactionsJson(list: OrderInteraction[]) {
 }
 
 /** The executed amount the API reports: sell amount before fees (sell orders) or buy amount (buy orders). */
-export function executedOf(order: Pick<SolvableOrder, 'kind' | 'executedSell' | 'executedBuy' | 'executedFee'>): bigint {
-  return order.kind === 'sell' ? order.executedSell - order.executedFee : order.executedBuy;
-}
+export const executedOf: (order: Pick<SolvableOrder, 'kind' | 'executedSell' | 'executedBuy' | 'executedFee'>) => bigint = executedAmount;
 
 export function auctionOrderJson(o: SolvableOrder): AuctionOrderJson {
   return {

@@ -14,7 +14,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainReader } from '../chain/reader.js';
 import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { NO_ORDER_HOOKS, orderHooksOf, trampolineGas, trampolineInteraction, type OrderHooks } from '../protocol/index.js';
+import { NO_ORDER_HOOKS, orderHooksOf, remainingAmount, trampolineGas, trampolineInteraction, type OrderHooks } from '../protocol/index.js';
 import { preHookAllowance } from '../chain/pre-hook-allowance.js';
 import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from './auction-types.js';
 import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
@@ -52,10 +52,7 @@ export interface BuiltAuction {
 const APP_DATA_CACHE_SIZE = 10_000;
 
 /** What an order may still be filled by, in sell units (sell orders, before fees) or buy units (buy orders). */
-export function remainingOf(row: Pick<SolvableOrderRow, 'kind' | 'sellAmount' | 'buyAmount' | 'executedSell' | 'executedBuy' | 'executedFee'>): bigint {
-  const left = row.kind === 'sell' ? row.sellAmount - (row.executedSell - row.executedFee) : row.buyAmount - row.executedBuy;
-  return left > 0n ? left : 0n;
-}
+export const remainingOf: (row: Pick<SolvableOrderRow, 'kind' | 'sellAmount' | 'buyAmount' | 'executedSell' | 'executedBuy' | 'executedFee'>) => bigint = remainingAmount;
 
 /** Sell tokens an order needs from its owner to be settled now: all of it (fill-or-kill) or one atom (partially fillable). */
 function neededBalance(row: SolvableOrderRow, remaining: bigint): bigint {

@@ -14,6 +14,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Hex } from 'viem';
 import { toBytes, toHex } from '../db/codec.js';
+import { notFullyExecutedSql } from '../db/order-fill-sql.js';
 import type { DB } from '../db/schema.js';
 import type { ExcludedOrder } from './auction-types.js';
 
@@ -124,7 +125,7 @@ export class OrderLifecycle {
           and o.cancellation_timestamp is null
           and o.valid_to < ${nowSeconds} and o.valid_to >= ${since}
           and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
-          and (case when o.kind = 'sell' then coalesce(t.sell, 0) < o.sell_amount else coalesce(t.buy, 0) < o.buy_amount end)
+          and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell`, bought: sql`t.buy` })}
           and not exists (select 1 from order_events e where e.chain_id = o.chain_id and e.order_uid = o.uid and e.label = 'expired')`.execute(this.db);
       await this.insert(rows.map((r) => ({ uid: toHex(r.uid), label: 'expired' as const, reason: null })));
       // an order expiring at exactly `nowSeconds` is looked at next time

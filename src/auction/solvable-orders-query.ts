@@ -7,6 +7,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { fromNumeric, toBytes, toHex } from '../db/codec.js';
+import { notFullyExecutedSql } from '../db/order-fill-sql.js';
 import { executedAmountsFromColumns, orderFieldsFromColumns, type ExecutedAmounts, type OrderColumns, type StoredOrderFields } from '../orderbook/orders/order-fields.js';
 import type { DB } from '../db/schema.js';
 
@@ -53,7 +54,7 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
       and o.valid_to >= ${nowSeconds}
       and (o.valid_from is null or o.valid_from <= ${nowSeconds})
       and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
-      and (case when o.kind = 'sell' then coalesce(t.sell - t.fee, 0) < o.sell_amount else coalesce(t.buy, 0) < o.buy_amount end)
+      and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}
     order by o.created_at, o.uid`.execute(db);
   return rows.map(fromRawRow);
 }

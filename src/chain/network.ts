@@ -26,7 +26,11 @@ export interface ChainNetwork {
   /** intermediate tokens for routing and pricing (wrapped native first) */
   connectors: Address[];
   usdStables: Address[];
-  /** tokens whose Transfers are indexed (holders) */
+  /**
+   * tokens whose Transfers are indexed, for top holders served from our own index: only tokens indexed from their
+   * deployment can be (the devnet's, from block 0); on a real chain indexed from the head none is, so none is
+   * indexed (holders come from the configured holder APIs)
+   */
   trackedTokens: Address[];
   /** AMM pools whose Sync/Swap events are indexed */
   trackedPools: Array<{ address: Address; token0: Address; token1: Address }>;
@@ -87,9 +91,32 @@ export async function rpcNetwork(chainId: number, rpcUrl: string, config: Config
     amm: knownAmm(chainId),
     connectors: [...(wrapped ? [wrapped] : []), ...usd],
     usdStables: usd,
-    trackedTokens: [...(wrapped ? [wrapped] : []), ...usd],
+    // nothing would read their transfers: indexed from the head, the holder sums are never complete
+    trackedTokens: [],
     trackedPools: [],
     genesisHash: genesis.hash!,
     devnet: null,
   };
+}
+
+/** What the indexer of one network follows (GET /readyz `indexed`). */
+export interface IndexingSummary {
+  /** the settlement contract (trades, cancellations, pre-signatures) */
+  settlement: string;
+  /** tokens whose transfers are indexed: their top holders are served from our own index */
+  holderTokens: string[];
+  /** AMM pools followed (prices, slippage, yield), besides those a devnet factory creates */
+  pools: number;
+  /** a factory whose new pools are followed, if any */
+  factory: string | null;
+}
+
+/** The Uniswap-V2 factory whose new pools the indexer follows: only the devnet's own (following a mainnet-sized factory would index every pair there is). */
+export function indexedFactory(network: Pick<ChainNetwork, 'devnet' | 'amm'>): Address | null {
+  return network.devnet ? (network.amm?.factory ?? null) : null;
+}
+
+/** What the indexer of a network follows, as GET /readyz shows it. */
+export function indexingSummary(network: ChainNetwork): IndexingSummary {
+  return { settlement: network.settlement, holderTokens: network.trackedTokens, pools: network.trackedPools.length, factory: indexedFactory(network)?.toLowerCase() ?? null };
 }

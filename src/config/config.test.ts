@@ -75,6 +75,12 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ANALYTICS_HOOKS_QUERY_ID: '0' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_HOOKS_QUERY_ID: expected an integer/.test(err.message));
   });
 
+  it('reads the stored simulation runs kept per client (default 100), rejecting zero', () => {
+    assert.equal(loadConfig({}).simulationRunsPerClient, 100);
+    assert.equal(loadConfig({ SIMULATION_MAX_STORED_RUNS_PER_CLIENT: '5' }).simulationRunsPerClient, 5);
+    assert.throws(() => loadConfig({ SIMULATION_MAX_STORED_RUNS_PER_CLIENT: '0' }), (err: unknown) => err instanceof ConfigError && /^SIMULATION_MAX_STORED_RUNS_PER_CLIENT: expected an integer/.test(err.message));
+  });
+
   it('reads .env, with the real environment winning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bb-env-'));
     try {

@@ -54,6 +54,8 @@ export interface Config {
   cms: { enabled: boolean; apiKey: string | null; baseUrl: string | null };
   analyticsApiKey: string | null;
   simulation: { apiKey: string | null; projectName: string | null; orgName: string | null };
+  /** SIMULATION_MAX_STORED_RUNS_PER_CLIENT: stored simulation runs kept per client, the newest (default 100) */
+  simulationRunsPerClient: number;
   coingeckoApiKey: string | null;
   /** optional holder APIs for topHolders (first-party indexed holders come first where exact) */
   holderApis: { moralisApiKey: string | null; ethplorerApiKey: string | null; goldRushApiKey: string | null };
@@ -267,6 +269,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       projectName: str(env, 'SIMULATION_PROJECT_NAME'),
       orgName: str(env, 'SIMULATION_ORG_NAME'),
     },
+    simulationRunsPerClient: int(env, 'SIMULATION_MAX_STORED_RUNS_PER_CLIENT', 100, 1, 1_000_000),
     coingeckoApiKey: str(env, 'COINGECKO_API_KEY'),
     holderApis: { moralisApiKey: str(env, 'MORALIS_API_KEY'), ethplorerApiKey: str(env, 'ETHPLORER_API_KEY'), goldRushApiKey: str(env, 'GOLDRUSH_API_KEY') },
     analyticsYieldQueryId: str(env, 'ANALYTICS_YIELD_QUERY_ID') === null ? null : int(env, 'ANALYTICS_YIELD_QUERY_ID', 0, 1, Number.MAX_SAFE_INTEGER),

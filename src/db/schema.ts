@@ -250,6 +250,8 @@ export interface SimulationsTable {
   request: unknown;
   result: unknown;
   created_at: CreatedAt;
+  /** 009_structure: the client that asked (clientKey); null for runs stored before */
+  client: string | null;
 }
 
 // 007_notifications

@@ -11,7 +11,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { AuxError, OrderBookError, type ApiFamily } from './errors.js';
+import type { IndexingSummary } from '../chain/network.js';
+import { AuxError, OrderBookHttpError, orderBookErrorStatus, type ApiFamily } from './errors.js';
+import { OrderBookError } from '../orderbook/order-book-error.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
 import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
@@ -37,6 +39,8 @@ export interface HttpServerOptions {
   redis?: Redis | null;
   redisKeyPrefix?: string;
   readiness: ReadinessCheck[];
+  /** what each served network indexes, shown by /readyz as `indexed` */
+  indexing?: () => Record<string, IndexingSummary>;
   version: string;
   /** proxies whose X-Forwarded-For is believed (TRUST_PROXY); default: none */
   trustProxy?: TrustProxy;
@@ -100,8 +104,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
 
   server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof OrderBookError) {
-      if (error.status >= 500) request.log.error({ err: error }, 'order book error');
-      return reply4xx(request, reply, error.status, error.errorType, error.description, error.data);
+      return reply4xx(request, reply, orderBookErrorStatus(error.errorType), error.errorType, error.description, error.data);
+    }
+    if (error instanceof OrderBookHttpError) {
+      return reply4xx(request, reply, error.status, error.errorType, error.description);
     }
     if (error instanceof AuxError) {
       if (error.status >= 500) request.log.error({ err: error }, 'aux error');
@@ -194,8 +200,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
       schema: {
         tags: ['ops'],
         response: {
-          200: { type: 'object', properties: { status: { type: 'string' }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } } },
-          503: { type: 'object', properties: { status: { type: 'string' }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } } },
+          200: READYZ_SCHEMA,
+          503: READYZ_SCHEMA,
         },
       },
       config: { api: 'aux', rateLimit: false },
@@ -206,11 +212,32 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
       );
       const checks = Object.fromEntries(results);
       const ok = results.every(([, v]) => v);
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks, ...(options.indexing ? { indexed: options.indexing() } : {}) });
     },
   );
   return server;
 }
+
+const READYZ_SCHEMA = {
+  type: 'object',
+  properties: {
+    status: { type: 'string' },
+    checks: { type: 'object', additionalProperties: { type: 'boolean' } },
+    indexed: {
+      type: 'object',
+      description: 'what the indexer of each served network follows; top holders of `holderTokens` are served from this index, others from the holder APIs',
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          settlement: { type: 'string' },
+          holderTokens: { type: 'array', items: { type: 'string' } },
+          pools: { type: 'integer' },
+          factory: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        },
+      },
+    },
+  },
+} as const;
 
 /** Route-level rate limit for a class of endpoint (spec §8: quotes ≈ 10/s, submissions ≈ 5/s). */
 export function rateLimitFor(config: RateLimitConfig, kind: keyof RateLimitConfig): { max: number; timeWindow: number } | false {

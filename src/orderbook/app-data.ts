@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Hex } from 'viem';
 import { appDataHash, parseAppDataDocument, EMPTY_APP_DATA_JSON, ZERO_APP_DATA, AppDataError, MAX_APP_DATA_BYTES } from '../protocol/index.js';
-import { OrderBookError } from '../http/errors.js';
+import { OrderBookError } from './order-book-error.js';
 import { toBytes } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
 
@@ -41,7 +41,7 @@ export class AppDataService {
   private validate(fullAppData: string, expectedHash: Hex | null): { hash: Hex; bytes: Buffer } {
     const bytes = Buffer.from(fullAppData, 'utf8');
     if (bytes.length > MAX_APP_DATA_BYTES) {
-      throw new OrderBookError('PayloadTooLarge', `app data is ${bytes.length} bytes, the limit is ${MAX_APP_DATA_BYTES}`, 413);
+      throw new OrderBookError('PayloadTooLarge', `app data is ${bytes.length} bytes, the limit is ${MAX_APP_DATA_BYTES}`);
     }
     try {
       parseAppDataDocument(fullAppData);

@@ -18,7 +18,7 @@ import { PoolReserves } from './pricing/pool-reserves.js';
 import { perBlock } from '../chain/per-block.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
 import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
-import { OrderBookError } from '../http/errors.js';
+import { OrderBookError } from './order-book-error.js';
 import type { OrderBookNetworkServices } from './routes/context.js';
 import { CompetitionStore } from '../auction/competition-store.js';
 import { AuctionStore } from '../auction/auction-store.js';

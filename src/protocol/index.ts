@@ -68,6 +68,8 @@ export {
   MAX_ORDER_GAS,
   NO_ORDER_HOOKS,
 } from './order-hooks.js';
+export { executedAmount, remainingAmount, isFullyExecuted } from './order-fill.js';
+export type { OrderFill } from './order-fill.js';
 export type { HookType, OrderHooks, PermitHook } from './order-hooks.js';
 
 export { encodeTradeFlags, decodeTradeFlags, TradeFlagsError } from './trade-flags.js';

@@ -88,78 +88,121 @@ const NOT_A_TOKEN_NOTE =
 export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesContext): BalanceRoutes {
   const chains = new Map<number, BalanceChainContext>();
   for (const chain of ctx.chains) chains.set(chain.chainId, chain);
-  const maxTokens = ctx.maxTokens ?? MAX_TOKENS_PER_REQUEST;
-  const pingIntervalMs = ctx.pingIntervalMs ?? 20_000;
-  const maxAge = ctx.cacheMaxAgeSeconds ?? 5;
+  const request: RequestReading = { chains, maxTokens: ctx.maxTokens ?? MAX_TOKENS_PER_REQUEST };
+  const streams = new OpenStreams(ctx.pingIntervalMs ?? 20_000);
+  if (ctx.signal?.aborted) streams.shuttingDown = true;
+  ctx.signal?.addEventListener('abort', () => streams.endAll(), { once: true });
+  server.addHook('preClose', async () => streams.endAll());
+
+  registerBalancesRoute(server, request, ctx.cacheMaxAgeSeconds ?? 5);
   const limiter = new ConnectionLimiter({ ...DEFAULT_CONNECTION_CAPS, ...ctx.caps });
-  const open = new Set<SseConnection>();
-  const inFlight = new Map<string, Promise<{ entries: unknown[]; omitted: Address[] }>>();
-  let ticker: NodeJS.Timeout | null = null;
-  let shuttingDown = false;
-  // streams of the same token list share one metadata array instead of holding a copy each
-  const tokenLists = new Map<string, TokenInfo[]>();
-  const shared = (chainId: number, list: TokenInfo[]): TokenInfo[] => {
-    const key = `${chainId}:${list.map((t) => `${t.address}/${t.decimals}/${t.symbol}/${t.name}`).join(',')}`;
-    const existing = tokenLists.get(key);
-    if (existing) return existing;
-    if (tokenLists.size >= 10_000) tokenLists.clear();
-    tokenLists.set(key, list);
-    return list;
-  };
+  registerBalanceStreamRoute(server, request, { streams, limiter, stallTimeoutMs: ctx.stallTimeoutMs });
 
-  const chainFor = (raw: string): BalanceChainContext => {
-    const chain = chains.get(Number(raw));
-    if (!chain) throw new AuxError(404, `chain ${raw} is not served here (served: ${[...chains.keys()].join(', ') || 'none'})`);
-    return chain;
+  return {
+    get connections() {
+      return streams.size;
+    },
+    limiter,
+    endAll: () => streams.endAll(),
   };
+}
 
-  const tokensOf = (raw: string | undefined): Address[] => {
-    try {
-      return parseTokenList(raw, maxTokens);
-    } catch (err) {
-      if (err instanceof TokenListError) throw new AuxError(400, err.message);
-      throw err;
-    }
-  };
+/** What both routes read a request with: the chains served and the token cap. */
+interface RequestReading {
+  chains: ReadonlyMap<number, BalanceChainContext>;
+  maxTokens: number;
+}
 
-  const chainFailure = (chain: BalanceChainContext, err: unknown): AuxError => {
-    if (err instanceof AuxError) return err;
-    if (err instanceof StreamClosedError) return new AuxError(503, 'the server is shutting down; reconnect to another instance');
-    const failure = new AuxError(500, `could not read balances on chain ${chain.chainId}: the chain node did not answer`);
-    (failure as Error & { cause?: unknown }).cause = err;
-    return failure;
-  };
+/** The served chain of a `chainId` path parameter, else 404. */
+function chainFor(request: RequestReading, raw: string): BalanceChainContext {
+  const chain = request.chains.get(Number(raw));
+  if (!chain) throw new AuxError(404, `chain ${raw} is not served here (served: ${[...request.chains.keys()].join(', ') || 'none'})`);
+  return chain;
+}
 
-  const startTicker = (): void => {
-    if (ticker) return;
-    ticker = setInterval(() => {
+/** The `tokens` query parameter, parsed (400 when missing, malformed or over the cap). */
+function tokensOf(request: RequestReading, raw: string | undefined): Address[] {
+  try {
+    return parseTokenList(raw, request.maxTokens);
+  } catch (err) {
+    if (err instanceof TokenListError) throw new AuxError(400, err.message);
+    throw err;
+  }
+}
+
+/** A failed chain read as the error to answer: 503 while shutting down, else 500 naming the chain. */
+function chainFailure(chain: BalanceChainContext, err: unknown): AuxError {
+  if (err instanceof AuxError) return err;
+  if (err instanceof StreamClosedError) return new AuxError(503, 'the server is shutting down; reconnect to another instance');
+  const failure = new AuxError(500, `could not read balances on chain ${chain.chainId}: the chain node did not answer`);
+  (failure as Error & { cause?: unknown }).cause = err;
+  return failure;
+}
+
+/** The open SSE connections of one registration: their shared ping ticker (running only while any is open) and shutdown. */
+class OpenStreams {
+  private readonly open = new Set<SseConnection>();
+  private ticker: NodeJS.Timeout | null = null;
+  shuttingDown = false;
+
+  constructor(readonly pingIntervalMs: number) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  add(conn: SseConnection): void {
+    this.open.add(conn);
+    if (this.ticker) return;
+    this.ticker = setInterval(() => {
       const data = JSON.stringify({ timestamp: new Date().toISOString() });
-      for (const conn of open) conn.ping(data);
-    }, pingIntervalMs);
-    ticker.unref?.();
-  };
-  const stopTickerIfIdle = (): void => {
-    if (open.size > 0 || !ticker) return;
-    clearInterval(ticker);
-    ticker = null;
-  };
+      for (const c of this.open) c.ping(data);
+    }, this.pingIntervalMs);
+    this.ticker.unref?.();
+  }
 
-  const endAll = (): void => {
-    shuttingDown = true;
-    for (const conn of [...open]) conn.end();
-    stopTickerIfIdle();
-  };
-  if (ctx.signal?.aborted) shuttingDown = true;
-  ctx.signal?.addEventListener('abort', endAll, { once: true });
-  server.addHook('preClose', async () => endAll());
+  delete(conn: SseConnection): void {
+    this.open.delete(conn);
+    this.stopTickerIfIdle();
+  }
 
+  endAll(): void {
+    this.shuttingDown = true;
+    for (const conn of [...this.open]) conn.end();
+    this.stopTickerIfIdle();
+  }
+
+  private stopTickerIfIdle(): void {
+    if (this.open.size > 0 || !this.ticker) return;
+    clearInterval(this.ticker);
+    this.ticker = null;
+  }
+}
+
+/** Streams of the same token list share one metadata array instead of holding a copy each. */
+class SharedTokenLists {
+  private readonly lists = new Map<string, TokenInfo[]>();
+
+  share(chainId: number, list: TokenInfo[]): TokenInfo[] {
+    const key = `${chainId}:${list.map((t) => `${t.address}/${t.decimals}/${t.symbol}/${t.name}`).join(',')}`;
+    const existing = this.lists.get(key);
+    if (existing) return existing;
+    if (this.lists.size >= 10_000) this.lists.clear();
+    this.lists.set(key, list);
+    return list;
+  }
+}
+
+/** GET …/balances: one batched read per distinct request in flight (concurrent identical requests share it). */
+function registerBalancesRoute(server: HttpServer, request: RequestReading, maxAge: number): void {
+  const inFlight = new Map<string, Promise<{ entries: unknown[]; omitted: Address[] }>>();
   server.get(
     '/:chainId/accounts/:userAddress/balances',
     {
       schema: {
         tags: ['auxiliary'],
         summary: 'Token balances and vault-relayer allowances of an account',
-        description: `Balance and allowance to the vault relayer for each requested token, in request order, read in one batched call; token metadata is cached. The native asset is 0xEeee…EEeE (allowance = max uint256). ${NOT_A_TOKEN_NOTE} At most ${maxTokens} distinct tokens. Cached for ${maxAge} s (Cache-Control).`,
+        description: `Balance and allowance to the vault relayer for each requested token, in request order, read in one batched call; token metadata is cached. The native asset is 0xEeee…EEeE (allowance = max uint256). ${NOT_A_TOKEN_NOTE} At most ${request.maxTokens} distinct tokens. Cached for ${maxAge} s (Cache-Control).`,
         params: Params,
         querystring: Query,
         response: { 200: Type.Array(BalanceEntrySchema), 400: Message, 404: Message, 500: Message },
@@ -167,9 +210,9 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       config: { api: 'aux' },
     },
     async (req, reply) => {
-      const chain = chainFor(req.params.chainId);
+      const chain = chainFor(request, req.params.chainId);
       const user = req.params.userAddress.toLowerCase() as Address;
-      const tokens = tokensOf(req.query.tokens);
+      const tokens = tokensOf(request, req.query.tokens);
       const key = `${chain.chainId}:${user}:${tokens.join(',')}`;
       let pending = inFlight.get(key);
       if (!pending) {
@@ -196,7 +239,19 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       return sendJson(reply, 200, result.entries);
     },
   );
+}
 
+/**
+ * GET …/balances/sse: admits the stream (caps), resolves its tokens, watches them on the chain's BalanceStream and
+ * only then opens the event stream, so that every error is still answered as `{message}`.
+ */
+function registerBalanceStreamRoute(
+  server: HttpServer,
+  request: RequestReading,
+  { streams, limiter, stallTimeoutMs }: { streams: OpenStreams; limiter: ConnectionLimiter; stallTimeoutMs?: number },
+): void {
+  const tokenLists = new SharedTokenLists();
+  const { pingIntervalMs } = streams;
   server.get(
     '/:chainId/accounts/:userAddress/balances/sse',
     {
@@ -208,7 +263,7 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
           `\`event: message\` carries the full JSON array of balance entries (same shape as the REST answer) on connect and whenever a balance or allowance of one of this stream's tokens changes (checked on every new block; several streams of one user share one tracking). ` +
           `\`event: ping\` with \`{"timestamp": ISO 8601}\` every ${Math.round(pingIntervalMs / 1000)} s. ${NOT_A_TOKEN_NOTE} ` +
           `Concurrent streams are capped per IP (${limiter.caps.maxConnectionsPerIp}, else 429) and per server (${limiter.caps.maxConnections}, else 503); all errors are answered as \`{message}\` before the stream starts. ` +
-          `A client that stops reading receives only the latest state once it reads again, and is disconnected after ${Math.round((ctx.stallTimeoutMs ?? 30_000) / 1000)} s without reading.`,
+          `A client that stops reading receives only the latest state once it reads again, and is disconnected after ${Math.round((stallTimeoutMs ?? 30_000) / 1000)} s without reading.`,
         params: Params,
         querystring: Query,
         response: {
@@ -223,10 +278,10 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       config: { api: 'aux' },
     },
     async (req, reply) => {
-      const chain = chainFor(req.params.chainId);
+      const chain = chainFor(request, req.params.chainId);
       const user = req.params.userAddress.toLowerCase() as Address;
-      const tokens = tokensOf(req.query.tokens);
-      if (shuttingDown) throw new AuxError(503, 'the server is shutting down; reconnect to another instance');
+      const tokens = tokensOf(request, req.query.tokens);
+      if (streams.shuttingDown) throw new AuxError(503, 'the server is shutting down; reconnect to another instance');
       const slot = limiter.acquire(clientKeyOf(req), tokens.map((t) => `${chain.chainId}:${user}:${t.toLowerCase()}`));
       if ('refused' in slot) {
         reply.header('Retry-After', String(slot.refused.retryAfterSeconds));
@@ -245,7 +300,7 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
       const snapshot = (): string => JSON.stringify(balanceEntries(known, (t) => watch?.value(t)));
       try {
         ({ known, omitted } = await resolveTokens(chain.reader, chain.nativeCurrency, tokens));
-        known = shared(chain.chainId, known);
+        known = tokenLists.share(chain.chainId, known);
         if (known.length > 0 && !gone) {
           watch = await chain.stream.watch({
             user,
@@ -260,7 +315,7 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
         throw chainFailure(chain, err);
       }
       reply.raw.off('close', onGone);
-      if (gone || shuttingDown || watch?.closed) {
+      if (gone || streams.shuttingDown || watch?.closed) {
         watch?.close();
         slot.release();
         if (!gone) throw new AuxError(503, 'the server is shutting down; reconnect to another instance');
@@ -269,27 +324,17 @@ export function registerBalanceRoutes(server: HttpServer, ctx: BalanceRoutesCont
 
       reply.hijack();
       const connection = new SseConnection(reply.raw, {
-        stallTimeoutMs: ctx.stallTimeoutMs,
+        stallTimeoutMs,
         onClose: () => {
           watch?.close();
           slot.release();
-          open.delete(connection);
-          stopTickerIfIdle();
+          streams.delete(connection);
         },
       });
       conn = connection;
-      open.add(connection);
-      startTicker();
+      streams.add(connection);
       connection.open(omitted.length > 0 ? { 'X-Omitted-Tokens': omitted.join(','), 'Access-Control-Expose-Headers': 'X-Omitted-Tokens' } : {});
       connection.send('message', snapshot);
     },
   );
-
-  return {
-    get connections() {
-      return open.size;
-    },
-    limiter,
-    endAll,
-  };
 }

@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { fromNumeric, toHex } from '../../db/codec.js';
+import { tradeExecutedAmountSql } from '../../db/order-fill-sql.js';
 import type { DB } from '../../db/schema.js';
 import type { CancellationFacts, FillFacts, OrderFacts } from './order-notifications.js';
 
@@ -33,7 +34,7 @@ function orderFacts(row: OrderColumns): OrderFacts {
 }
 
 /** Executed amount of an order in its kind unit (sell: sell amount before fee; buy: buy amount), over the trades matching `tradeFilter`. */
-const executedOf = (tradeFilter: ReturnType<typeof sql>) => sql`(select coalesce(sum(case when o.kind = 'sell' then p.sell_amount - p.fee_amount else p.buy_amount end), 0)
+const executedOf = (tradeFilter: ReturnType<typeof sql>) => sql`(select coalesce(sum(${tradeExecutedAmountSql('p')}), 0)
   from trades p where p.chain_id = o.chain_id and p.order_uid = o.uid and ${tradeFilter})`;
 
 /** Trade events of orders in our book in blocks [from, to], with what the order had executed before each. */

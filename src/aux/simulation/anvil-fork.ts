@@ -52,23 +52,6 @@ export class ForkStartError extends Error {
 }
 
 const TAIL_LINES = 12;
-/** every live fork of this process, killed if node exits without stopping them */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-/** Forks of this process still running (for tests and diagnostics). */
-export function liveForkCount(): number {
-  return live.size;
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const child of live) child.kill('SIGKILL');
-  });
-}
-
 export async function startFork(options: ForkOptions): Promise<ForkNode> {
   let binary: string;
   try {
@@ -106,14 +89,16 @@ async function startOnce(binary: string, port: number, options: ForkOptions): Pr
     '--port', String(port),
     '--silent',
   ];
-  installExitHook();
   let child: ChildProcess;
   try {
     child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
   } catch (err) {
     throw new ForkStartError('binary', `cannot run anvil at ${binary}: ${(err as Error).message}`);
   }
-  live.add(child);
+  // if node exits without killing the fork (crash, process.exit), do not leave an orphaned anvil behind; the
+  // listener belongs to this fork and goes with it
+  const killOnParentExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnParentExit);
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split(/\r?\n/)) {
@@ -129,7 +114,7 @@ async function startOnce(binary: string, port: number, options: ForkOptions): Pr
   const exited = new Promise<void>((resolve) => {
     const done = () => {
       gone = true;
-      live.delete(child);
+      process.removeListener('exit', killOnParentExit);
       resolve();
     };
     child.once('exit', done);

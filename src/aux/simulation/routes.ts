@@ -50,6 +50,8 @@ export interface SimulationRouteContext {
     bundleGas?: number;
     /** keep stored runs this long (default 30 days; 0 = forever) */
     retentionMs?: number;
+    /** stored runs kept per client, the newest (SIMULATION_MAX_STORED_RUNS_PER_CLIENT, default 100) */
+    maxRunsPerClient?: number;
     logger?: SimulationLogger;
   };
 }
@@ -67,6 +69,7 @@ export function registerSimulationRoutes(server: HttpServer, ctx: SimulationRout
     simulator: ctx.simulator,
     store: new SimulationStore(ctx.db),
     retentionMs: ctx.options?.retentionMs,
+    maxRunsPerClient: ctx.options?.maxRunsPerClient,
     logger: ctx.options?.logger,
   });
   const errors = { 400: MessageSchema, 404: MessageSchema, 429: MessageSchema, 500: MessageSchema, 502: MessageSchema };
@@ -111,14 +114,15 @@ export function registerSimulationRoutes(server: HttpServer, ctx: SimulationRout
         if (err instanceof BundleInputError) throw new AuxError(400, err.message);
         throw err;
       }
-      const slot = quota.acquire(clientKeyOf(req));
+      const client = clientKeyOf(req);
+      const slot = quota.acquire(client);
       if ('refused' in slot) {
         reply.header('retry-after', '5');
         throw new AuxError(429, slot.refused);
       }
       const base = baseUrl();
       try {
-        const result = await service.simulate(chainId, transactions, (id) => `${base}/${chainId}/simulation/${id}`);
+        const result = await service.simulate(chainId, transactions, (id) => `${base}/${chainId}/simulation/${id}`, client);
         return sendJson(reply, 200, result);
       } catch (err) {
         if (err instanceof SimulationUnavailableError) throw new AuxError(502, `simulation provider unavailable: ${err.message}`);

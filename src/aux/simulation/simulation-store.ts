@@ -3,7 +3,8 @@
  * so that a result's `link` can be opened later.
  *
  * @example
- *   await store.save({ id, chainId, provider: 'fork', blockNumber: 12, status: true, request, result });
+ *   await store.save({ id, chainId, provider: 'fork', blockNumber: 12, status: true, request, result, client: '10.0.0.7' });
+ *   await store.capClient('10.0.0.7', 100); // deletes that client's runs beyond its 100 newest
  *   const run = await store.get(31337, id); // null when unknown on that chain
  */
 import { sql, type Kysely } from 'kysely';
@@ -18,6 +19,8 @@ export interface RunToSave {
   status: boolean;
   request: StoredRunJson['request'];
   result: SimulationResultJson;
+  /** who asked (http/client-identity.ts clientKey); runs are capped per client */
+  client: string | null;
 }
 
 export class SimulationStore {
@@ -34,6 +37,7 @@ export class SimulationStore {
         status: run.status,
         request: JSON.stringify(run.request),
         result: JSON.stringify(run.result),
+        client: run.client,
       })
       .returning('created_at')
       .executeTakeFirstOrThrow();
@@ -55,6 +59,23 @@ export class SimulationStore {
       request: JSON.parse(row.request_json) as StoredRunJson['request'],
       result: JSON.parse(row.result_json) as SimulationResultJson,
     };
+  }
+
+  /** Deletes the runs of `client` beyond its `keep` newest; returns how many. */
+  async capClient(client: string, keep: number): Promise<number> {
+    const newest = this.db
+      .selectFrom('simulations')
+      .select('id')
+      .where('client', '=', client)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(keep);
+    const result = await this.db
+      .deleteFrom('simulations')
+      .where('client', '=', client)
+      .where('id', 'not in', newest)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0n);
   }
 
   /** Deletes runs created before `before`; returns how many. */

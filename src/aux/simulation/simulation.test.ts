@@ -19,7 +19,7 @@ import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { findFreePort } from '../../chain/devnet/index.js';
 import { openDatabase, type Database } from '../../db/connection.js';
 import { buildHttpServer, type HttpServer } from '../../http/server.js';
-import { liveForkCount } from './anvil-fork.js';
+import { execFileSync } from 'node:child_process';
 import { ForkSimulator } from './fork-simulator.js';
 import { registerSimulationRoutes } from './routes.js';
 import type { SimulationResultJson, StoredRunJson } from './schemas.js';
@@ -36,6 +36,17 @@ const erc20 = parseAbi([
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const SPENDER = '0x000000000000000000000000000000000000beef' as Address;
 const THIRD = '0x0000000000000000000000000000000000c0ffee' as Address;
+/** anvil forks (`--fork-url`) still running as children of this test process */
+function liveForkCount(): number {
+  let children: string;
+  try {
+    children = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  } catch (err) {
+    if ((err as { status?: number }).status === 1) return 0; // ps found no child at all
+    throw err;
+  }
+  return children.split('\n').filter((line) => line.includes('--fork-url')).length;
+}
 const word = (v: bigint): Hex => `0x${v.toString(16).padStart(64, '0')}`;
 /** DevnetToken storage: balanceOf at slot 3, allowance at slot 4 */
 const balanceSlot = (holder: Address) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [holder, 3n]));
@@ -301,6 +312,30 @@ describe('simulation API on the devnet', () => {
       assert.equal(other.statusCode, 200, `another client has its own quota: ${other.body}`);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('keeps the newest stored runs of each client and deletes its older ones (SIMULATION_MAX_STORED_RUNS_PER_CLIENT)', async () => {
+    const capped = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test', trustProxy: ['127.0.0.1/32'] });
+    registerSimulationRoutes(capped, { chains: new Map([[31337, { rpcUrl: chain.rpcUrl }]]), simulator, db: database.db, options: { maxRunsPerClient: 2 } });
+    const from = async (client: string): Promise<string> => {
+      const res = await capped.inject({ method: 'POST', url: '/31337/simulation/simulateBundle', payload: JSON.stringify([transfer(traderA, traderB, 1n)]), headers: { 'content-type': 'application/json', 'x-forwarded-for': client } });
+      assert.equal(res.statusCode, 200, res.body);
+      return (res.json() as SimulationResultJson).id;
+    };
+    const stored = async (id: string) => (await capped.inject({ method: 'GET', url: `/31337/simulation/${id}` })).statusCode;
+    try {
+      const other = await from('203.0.113.9');
+      const first = await from('203.0.113.5');
+      const second = await from('203.0.113.5');
+      assert.equal(await stored(first), 200, 'within the cap every run is kept');
+      const third = await from('203.0.113.5');
+      assert.equal(await stored(first), 404, 'the oldest run of the client is deleted beyond the cap');
+      assert.equal(await stored(second), 200);
+      assert.equal(await stored(third), 200);
+      assert.equal(await stored(other), 200, 'another client keeps its runs');
+    } finally {
+      await capped.close();
     }
   });
 

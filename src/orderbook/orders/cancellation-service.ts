@@ -5,7 +5,7 @@
  */
 import type { Address, Hex } from 'viem';
 import { SignatureError, orderDomain, recoverCancellationSigner } from '../../protocol/index.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import type { OrderRepository, StoredOrder } from './order-repository.js';
 import { isFullyExecuted, isInvalidated } from './order-status.js';
 
@@ -22,7 +22,7 @@ export class CancellationService {
   ) {}
 
   private checkCancellable(order: StoredOrder | null, uid: Hex): StoredOrder {
-    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`, 404);
+    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`);
     if (order.signingScheme === 'presign' || order.signingScheme === 'eip1271') {
       throw new OrderBookError('OnChainOrder', `${order.signingScheme} orders can only be cancelled on chain (invalidateOrder or setPreSignature false)`);
     }
@@ -50,7 +50,7 @@ export class CancellationService {
     const single = await this.recover({ scheme: request.signingScheme, signature: request.signature, domain, orderUid: id });
     if (single !== order.owner) {
       const batch = await this.recover({ scheme: request.signingScheme, signature: request.signature, domain, orderUids: [id] });
-      if (batch !== order.owner) throw new OrderBookError('WrongOwner', `the cancellation is signed by ${single}, not by the order owner ${order.owner}`, 401);
+      if (batch !== order.owner) throw new OrderBookError('WrongOwner', `the cancellation is signed by ${single}, not by the order owner ${order.owner}`);
     }
     await orders.transaction(async (tx) => {
       const again = this.checkCancellable(await orders.get(chainId, id, tx), id);
@@ -69,7 +69,7 @@ export class CancellationService {
       const found = new Map((await orders.getMany(chainId, ids, tx)).map((o) => [o.uid, o]));
       const checked = ids.map((id) => this.checkCancellable(found.get(id) ?? null, id));
       for (const order of checked) {
-        if (order.owner !== signer) throw new OrderBookError('WrongOwner', `order ${order.uid} is owned by ${order.owner}, the cancellation is signed by ${signer}`, 401);
+        if (order.owner !== signer) throw new OrderBookError('WrongOwner', `order ${order.uid} is owned by ${order.owner}, the cancellation is signed by ${signer}`);
       }
       await orders.markCancelled(chainId, ids, tx);
     });

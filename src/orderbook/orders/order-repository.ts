@@ -7,6 +7,7 @@ import type { Address, Hex } from 'viem';
 import type { Insertable } from 'kysely';
 import type { DB, OrdersTable } from '../../db/schema.js';
 import { fromNumeric, toBytes, toHex, toNumeric } from '../../db/codec.js';
+import { notFullyExecutedSql } from '../../db/order-fill-sql.js';
 import { executedAmountsFromColumns, orderFieldsFromColumns, type ExecutedAmounts, type StoredOrderFields } from './order-fields.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
 
@@ -127,27 +128,45 @@ export class OrderRepository {
       outside_market: order.outsideMarket,
       valid_from: order.validFrom,
     };
-    const inserted = await db.insertInto('orders').values(values).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning('uid').executeTakeFirst();
-    if (!inserted) return false;
-    if (quote) {
-      await db
-        .insertInto('order_quotes')
-        .values({
-          chain_id: order.chainId,
-          order_uid: toBytes(order.uid),
-          sell_amount: toNumeric(quote.sellAmount),
-          buy_amount: toNumeric(quote.buyAmount),
-          fee_amount: toNumeric(quote.feeAmount),
-          gas_amount: toNumeric(quote.gasAmount),
-          gas_price: toNumeric(quote.gasPrice),
-          sell_token_price: quote.sellTokenPrice,
-          solver: quote.solver,
-          verified: quote.verified,
-        })
-        .execute();
-    }
-    await this.addEvent(order.chainId, order.uid, 'created', null, db);
-    return true;
+    // one statement (atomic on its own, so it needs no transaction): the order, its quote and its `created` event;
+    // the quote and the event are inserted only when the order row was (no conflict)
+    const quoteRow = quote ? orderQuoteValues(order.chainId, order.uid, quote) : null;
+    const result = await db
+      .with('o', (qb) => qb.insertInto('orders').values(values).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning(['chain_id', 'uid']))
+      .with('q', (qb) =>
+        qb
+          .insertInto('order_quotes')
+          .columns(['chain_id', 'order_uid', 'sell_amount', 'buy_amount', 'fee_amount', 'gas_amount', 'gas_price', 'sell_token_price', 'solver', 'verified'])
+          .expression((eb) =>
+            eb
+              .selectFrom('o')
+              .select([
+                'o.chain_id',
+                'o.uid',
+                sql`cast(${quoteRow?.sell_amount ?? null} as numeric)`.as('sell_amount'),
+                sql`cast(${quoteRow?.buy_amount ?? null} as numeric)`.as('buy_amount'),
+                sql`cast(${quoteRow?.fee_amount ?? null} as numeric)`.as('fee_amount'),
+                sql`cast(${quoteRow?.gas_amount ?? null} as numeric)`.as('gas_amount'),
+                sql`cast(${quoteRow?.gas_price ?? null} as numeric)`.as('gas_price'),
+                sql`cast(${quoteRow?.sell_token_price ?? null} as float8)`.as('sell_token_price'),
+                sql`cast(${quoteRow?.solver ?? null} as text)`.as('solver'),
+                sql`cast(${quoteRow?.verified ?? null} as boolean)`.as('verified'),
+              ])
+              .where(sql.lit(quoteRow !== null)),
+          )
+          .returning('order_uid'),
+      )
+      .with('e', (qb) =>
+        qb
+          .insertInto('order_events')
+          .columns(['chain_id', 'order_uid', 'label', 'reason'])
+          .expression((eb) => eb.selectFrom('o').select(['o.chain_id', 'o.uid', sql.lit('created').as('label'), sql.lit(null).as('reason')]))
+          .returning('order_uid'),
+      )
+      .selectFrom('o')
+      .select('o.uid')
+      .executeTakeFirst();
+    return result !== undefined;
   }
 
   async addEvent(chainId: number, uid: Hex, label: string, reason: string | null, db: Db = this.db): Promise<void> {
@@ -220,11 +239,27 @@ export class OrderRepository {
         sql<boolean>`(o.signing_scheme <> 'presign' or coalesce((select p.signed from presignature_events p where p.chain_id = o.chain_id and p.order_uid = o.uid order by p.block_number desc, p.log_index desc limit 1), false))`,
       )
       .where(
-        sql<boolean>`(case when o.kind = 'sell'
-            then coalesce((select sum(t.sell_amount - t.fee_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0) < o.sell_amount
-            else coalesce((select sum(t.buy_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid), 0) < o.buy_amount end)`,
+        notFullyExecutedSql({
+          soldBeforeFees: sql`(select sum(t.sell_amount - t.fee_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid)`,
+          bought: sql`(select sum(t.buy_amount) from trades t where t.chain_id = o.chain_id and t.order_uid = o.uid)`,
+        }),
       )
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
+}
+
+function orderQuoteValues(chainId: number, uid: Hex, quote: StoredQuote) {
+  return {
+    chain_id: chainId,
+    order_uid: toBytes(uid),
+    sell_amount: toNumeric(quote.sellAmount),
+    buy_amount: toNumeric(quote.buyAmount),
+    fee_amount: toNumeric(quote.feeAmount),
+    gas_amount: toNumeric(quote.gasAmount),
+    gas_price: toNumeric(quote.gasPrice),
+    sell_token_price: quote.sellTokenPrice,
+    solver: quote.solver,
+    verified: quote.verified,
+  };
 }

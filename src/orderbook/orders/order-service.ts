@@ -6,26 +6,27 @@ import type { Address, Hex } from 'viem';
 import {
   AmountError,
   AppDataError,
-  BUY_ETH_ADDRESS,
   SignatureError,
   ZERO_ADDRESS,
   computeOrderUid,
   hookGas,
   MAX_ORDER_GAS,
   NO_ORDER_HOOKS,
+  domainSeparator,
+  MAX_UINT256,
   orderDigest,
-  orderDomain,
   parseAppDataDocument,
   parseUint256,
   recoverOrderSigner,
   type AppDataDocument,
   type Order,
 } from '../../protocol/index.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError, isOrderBookError } from '../order-book-error.js';
+import { checkNotDenyListed, checkTokenPair, checkTokensServed, checkValidTo } from '../order-rules.js';
 import type { AppDataService } from '../app-data.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
 import { EIP1271_VERIFICATION_GAS } from '../quotes/quote-service.js';
-import type { OrderRepository, StoredOrder } from './order-repository.js';
+import type { NewOrder, OrderRepository, StoredOrder } from './order-repository.js';
 import type { OrderChainReads, OrderPolicy, OrderQuoter } from './order-ports.js';
 import { isFullyExecuted, isInvalidated, orderStatus } from './order-status.js';
 import { toOrderRecord } from './order-record.js';
@@ -65,135 +66,181 @@ export interface OrderServiceDeps {
   policy: OrderPolicy;
 }
 
+/** The signed fields of a POST /orders body, parsed (step 0): lowercase addresses, bigint amounts. */
+interface OrderFields {
+  sellToken: Address;
+  buyToken: Address;
+  /** null: the owner receives (also for the zero address) */
+  receiver: Address | null;
+  from: Address | null;
+  sellAmount: bigint;
+  buyAmount: bigint;
+  feeAmount: bigint;
+  validTo: number;
+  kind: 'sell' | 'buy';
+  partiallyFillable: boolean;
+  sellTokenBalance: 'erc20' | 'external' | 'internal';
+  buyTokenBalance: 'erc20' | 'internal';
+}
+
+interface ResolvedAppData {
+  hash: Hex;
+  document: AppDataDocument | null;
+  newDocument: string | null;
+}
+
 export class OrderService {
-  constructor(private readonly deps: OrderServiceDeps) {}
+  /** the EIP-712 domain separator of this chain's settlement, computed once */
+  private readonly domainSeparator: Hex;
 
-  /** Validates and stores a signed order; returns its UID. Throws OrderBookError with the spec's errorType. */
+  constructor(private readonly deps: OrderServiceDeps) {
+    this.domainSeparator = domainSeparator(deps.chainId, deps.settlement);
+  }
+
+  /**
+   * Validates and stores a signed order; returns its UID. Throws OrderBookError with the spec's errorType.
+   * The steps are those of reference orderbook.md §5, in its order (step 11 before 10: the gas limit needs no
+   * database read); each is one method below.
+   */
   async create(body: OrderCreationBody): Promise<Hex> {
-    const { chainId, settlement, policy } = this.deps;
-    const now = policy.now();
-
-    // 0. amounts: decimal strings within uint256 (overflow has its own errorType, spec §7)
-    const sellAmount = amount(body.sellAmount, 'sellAmount', 'SellAmountOverflow');
-    const buyAmount = amount(body.buyAmount, 'buyAmount', 'BuyAmountOverflow');
-    const feeAmount = amount(body.feeAmount, 'feeAmount', 'SellAmountOverflow');
-    if (sellAmount + feeAmount > (1n << 256n) - 1n) throw new OrderBookError('SellAmountOverflow', 'sellAmount + feeAmount exceeds uint256');
-
-    const sellToken = body.sellToken.toLowerCase() as Address;
-    const buyToken = body.buyToken.toLowerCase() as Address;
-    const receiver = body.receiver && body.receiver.toLowerCase() !== ZERO_ADDRESS ? (body.receiver.toLowerCase() as Address) : null;
-    const from = body.from ? (body.from.toLowerCase() as Address) : null;
-    const partiallyFillable = body.partiallyFillable ?? false;
-    const sellTokenBalance = body.sellTokenBalance ?? 'erc20';
-    const buyTokenBalance = body.buyTokenBalance ?? 'erc20';
-
-    // 1.–3. app data: resolve the document and its hash (before signatures: a wrong hash makes recovery meaningless);
-    //      a new document is stored only with the accepted order (step 14)
-    const { hash: appDataHash, document, newDocument } = await this.resolveAppData(body);
-
-    // 2. replacement of an earlier order named in the app data
-    const replacedUid = document?.protocol.replacedOrderUid ?? null;
-    const replaced = replacedUid ? await this.loadCancellable(replacedUid) : null;
-
-    // 4. signature → owner
-    const order: Order = {
-      sellToken, buyToken, receiver, sellAmount, buyAmount, validTo: body.validTo, appData: appDataHash, feeAmount,
-      kind: body.kind, partiallyFillable, sellTokenBalance, buyTokenBalance,
+    const now = this.deps.policy.now();
+    const fields = readOrderFields(body); //                                          0. amounts and addresses
+    const appData = await this.resolveAppData(body); //                               1., 3. app data
+    const replaced = await this.loadReplaced(appData.document); //                    2. replaced order
+    const { digest, owner, signature } = await this.recoverOwner(body, fields, appData); // 4. signature → owner
+    const uid = await this.newUid(digest, owner, fields.validTo); //                 5. UID, not a duplicate
+    checkNonZeroAmounts(fields); //                                                   6. non-zero amounts
+    this.checkOrderRules(fields, owner, now); //                                      7. rules shared with quotes
+    await this.checkFunds(body.signingScheme, fields, owner, appData.document); //    8. balance and allowance
+    const quote = await this.findQuote(body, fields, owner, appData.hash); //         9. quote
+    checkGas(quote, appData.document, body.signingScheme); //                         11. gas limit
+    const outsideMarket = await this.checkLimitOrderCap(body.signingScheme, fields, owner, quote, now); // 10.
+    const validFrom = this.checkValidFrom(fields, appData.document); //               12. validFrom
+    const order: NewOrder = { //                                                      13. the order to store
+      ...fields, chainId: this.deps.chainId, uid, owner, appData: appData.hash, signature, signingScheme: body.signingScheme,
+      class: 'limit', settlementContract: this.deps.settlement, outsideMarket, validFrom,
     };
-    const digest = orderDigest(order, orderDomain(chainId, settlement));
-    const signer = document?.protocol.signer ?? null;
-    if (from && signer && from !== signer) throw new OrderBookError('AppdataFromMismatch', `from ${from} does not match app-data metadata.signer ${signer}`);
-    const claimedOwner = from ?? signer;
-    const { owner, signature } = await this.verifySignature(body, digest, claimedOwner);
+    await this.persist(order, quote, appData.newDocument, replaced); //               14. persist
+    return uid;
+  }
 
-    // 5. UID, and an early duplicate check (the insert checks again)
-    const uid = computeOrderUid(digest, owner, body.validTo);
-    if (await this.deps.orders.exists(chainId, uid)) throw new OrderBookError('DuplicateOrder', 'order already exists');
+  /** 2. The order named by `metadata.replacedOrder.uid`, under the cancellation rules; null when none. */
+  private async loadReplaced(document: AppDataDocument | null): Promise<StoredOrder | null> {
+    const replacedUid = document?.protocol.replacedOrderUid ?? null;
+    return replacedUid ? this.loadCancellable(replacedUid) : null;
+  }
 
-    // 6. amounts must be non-zero
-    if (sellAmount === 0n || buyAmount === 0n) throw new OrderBookError('ZeroAmount', 'sellAmount and buyAmount must be greater than zero');
+  /** 4. The owner: from the signature, checked against `from` and app-data `metadata.signer`. */
+  private async recoverOwner(body: OrderCreationBody, fields: OrderFields, appData: ResolvedAppData): Promise<{ digest: Hex; owner: Address; signature: Hex }> {
+    const order: Order = {
+      sellToken: fields.sellToken, buyToken: fields.buyToken, receiver: fields.receiver, sellAmount: fields.sellAmount, buyAmount: fields.buyAmount,
+      validTo: fields.validTo, appData: appData.hash, feeAmount: fields.feeAmount, kind: fields.kind, partiallyFillable: fields.partiallyFillable,
+      sellTokenBalance: fields.sellTokenBalance, buyTokenBalance: fields.buyTokenBalance,
+    };
+    const digest = orderDigest(order, this.domainSeparator);
+    const signer = appData.document?.protocol.signer ?? null;
+    if (fields.from && signer && fields.from !== signer) throw new OrderBookError('AppdataFromMismatch', `from ${fields.from} does not match app-data metadata.signer ${signer}`);
+    const { owner, signature } = await this.verifySignature(body, digest, fields.from ?? signer);
+    return { digest, owner, signature };
+  }
 
-    // 7. order-level rules (the same as for quotes). Since CIP-38 every API order is a zero-fee limit order
-    //    (NonZeroFee below); whether it is inside the market comes from its quote and limit price (step 10).
-    const orderClass = 'limit' as const;
-    if (policy.bannedAddresses.has(owner) || (receiver && policy.bannedAddresses.has(receiver))) {
-      throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed', 403);
-    }
-    if (buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${buyTokenBalance} is not supported`);
-    if (sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${sellTokenBalance} is not supported`);
-    if (body.validTo < now) throw new OrderBookError('OrderExpired', `validTo ${body.validTo} is in the past (now ${now}; validTo is in seconds)`);
-    if (body.validTo < now + policy.minValidity) throw new OrderBookError('InsufficientValidTo', `validTo must be at least ${policy.minValidity} s in the future`);
+  /** 5. The UID, and an early duplicate check (the insert checks again). */
+  private async newUid(digest: Hex, owner: Address, validTo: number): Promise<Hex> {
+    const uid = computeOrderUid(digest, owner, validTo);
+    if (await this.deps.orders.exists(this.deps.chainId, uid)) throw new OrderBookError('DuplicateOrder', 'order already exists');
+    return uid;
+  }
+
+  /**
+   * 7. Order-level rules, the same as for quotes (order-rules.ts). Since CIP-38 every API order is a zero-fee limit
+   * order (NonZeroFee in step 9); whether it is inside the market comes from its quote and limit price (step 10).
+   */
+  private checkOrderRules(fields: OrderFields, owner: Address, now: number): void {
+    const { policy } = this.deps;
+    checkNotDenyListed(policy.bannedAddresses, [owner, fields.receiver]);
+    if (fields.buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${fields.buyTokenBalance} is not supported`);
+    if (fields.sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${fields.sellTokenBalance} is not supported`);
     // presign orders too: unbounded validity would let anyone park orders in another owner's name for ever
-    if (body.validTo > now + policy.maxLimitValidity) throw new OrderBookError('ExcessiveValidTo', `validTo must be at most ${policy.maxLimitValidity} s in the future for a limit order`);
-    if (sellToken === buyToken) throw new OrderBookError('SameBuyAndSellToken', 'sellToken and buyToken are the same');
-    if (buyToken === BUY_ETH_ADDRESS && this.deps.wrappedNative && sellToken === this.deps.wrappedNative.toLowerCase()) {
-      throw new OrderBookError('SameBuyAndSellToken', 'selling the wrapped native token for the native token is an unwrap, not a trade');
-    }
-    if (sellToken === BUY_ETH_ADDRESS) throw new OrderBookError('InvalidNativeSellToken', 'the native token cannot be sold directly; wrap it first');
-    for (const token of [sellToken, buyToken]) {
-      if (policy.deniedTokens.has(token)) throw new OrderBookError('UnsupportedToken', `token ${token} is deny listed`);
-    }
+    checkValidTo(fields.validTo, now, { min: policy.minValidity, max: policy.maxLimitValidity, refuseExpired: true, maxAppliesTo: 'a limit order' });
+    checkTokenPair(fields.sellToken, fields.buyToken, this.deps.wrappedNative);
+    checkTokensServed(policy.deniedTokens, fields.sellToken, fields.buyToken);
+  }
 
-    // 8. funds: balance and allowance to the vault relayer ≥ sellAmount + feeAmount (spec); presign owners
-    //    usually approve in the same transaction as setPreSignature, so they are checked at auction time
-    if (body.signingScheme !== 'presign') {
-      const needed = sellAmount + feeAmount;
-      const { balance, allowance } = await this.deps.chain.balanceAndAllowance(owner, sellToken, document?.protocol.hooks.pre ?? []);
-      if (balance < needed) throw new OrderBookError('InsufficientBalance', `owner balance ${balance} of ${sellToken} is below sellAmount + feeAmount = ${needed}`);
-      if (allowance < needed) throw new OrderBookError('InsufficientAllowance', `allowance ${allowance} to the vault relayer is below sellAmount + feeAmount = ${needed}; approve the vault relayer, not the settlement`);
-    }
+  /**
+   * 8. Funds: balance and allowance to the vault relayer ≥ sellAmount + feeAmount (spec), in one chain read; presign
+   * owners usually approve in the same transaction as setPreSignature, so they are checked at auction time.
+   */
+  private async checkFunds(scheme: OrderCreationBody['signingScheme'], fields: OrderFields, owner: Address, document: AppDataDocument | null): Promise<void> {
+    if (scheme === 'presign') return;
+    const needed = fields.sellAmount + fields.feeAmount;
+    const { balance, allowance } = await this.deps.chain.balanceAndAllowance(owner, fields.sellToken, document?.protocol.hooks.pre ?? []);
+    if (balance < needed) throw new OrderBookError('InsufficientBalance', `owner balance ${balance} of ${fields.sellToken} is below sellAmount + feeAmount = ${needed}`);
+    if (allowance < needed) throw new OrderBookError('InsufficientAllowance', `allowance ${allowance} to the vault relayer is below sellAmount + feeAmount = ${needed}; approve the vault relayer, not the settlement`);
+  }
 
-    // 9. quote: by id, else stored, else fresh (limit orders tolerate NoLiquidity). A signed fee is refused (CIP-38).
-    if (feeAmount !== 0n) throw new OrderBookError('NonZeroFee', 'feeAmount must be 0: since CIP-38 the network fee is taken from the surplus; fold the quoted fee into sellAmount');
-    let quote: StoredQuote | null = null;
+  /** 9. The quote: by id, else stored, else fresh (limit orders tolerate NoLiquidity: null). A signed fee is refused (CIP-38). */
+  private async findQuote(body: OrderCreationBody, fields: OrderFields, owner: Address, appDataHash: Hex): Promise<StoredQuote | null> {
+    if (fields.feeAmount !== 0n) throw new OrderBookError('NonZeroFee', 'feeAmount must be 0: since CIP-38 the network fee is taken from the surplus; fold the quoted fee into sellAmount');
     try {
-      quote = await this.deps.quoter.quoteForOrder({
-        quoteId: body.quoteId ?? null, sellToken, buyToken, kind: body.kind, sellAmount, buyAmount, feeAmount, from: owner,
-        signingScheme: body.signingScheme, appData: appDataHash, validTo: body.validTo,
+      return await this.deps.quoter.quoteForOrder({
+        quoteId: body.quoteId ?? null, sellToken: fields.sellToken, buyToken: fields.buyToken, kind: fields.kind, sellAmount: fields.sellAmount,
+        buyAmount: fields.buyAmount, feeAmount: fields.feeAmount, from: owner, signingScheme: body.signingScheme, appData: appDataHash, validTo: fields.validTo,
       });
     } catch (err) {
-      if (!(err instanceof OrderBookError && err.errorType === 'NoLiquidity')) throw err;
+      if (isOrderBookError(err, 'NoLiquidity')) return null;
+      throw err;
     }
+  }
 
-    // 11. gas: quote gas + hook gas + EIP-1271 verification gas within the upstream limit
-    const orderGas = (quote?.gasAmount ?? 0n) + hookGas(document?.protocol.hooks ?? NO_ORDER_HOOKS) + (body.signingScheme === 'eip1271' ? EIP1271_VERIFICATION_GAS : 0n);
-    if (orderGas > MAX_ORDER_GAS) throw new OrderBookError('TooMuchGas', `the order needs ${orderGas} gas (quote, hooks and signature check); the limit is ${MAX_ORDER_GAS}`);
-
-    // 10. limit orders outside the market count towards a per-owner cap; presign orders only once signed on
-    //     chain (anyone may post one in any owner's name), so a new one never hits the cap
-    const outsideMarket = quote === null || isOutsideMarket(body.kind, sellAmount, buyAmount, quote);
-    if (outsideMarket && body.signingScheme !== 'presign') {
-      const open = await this.deps.orders.countOpenOutsideMarketLimitOrders(chainId, owner, now);
+  /**
+   * 10. Limit orders outside the market count towards a per-owner cap; presign orders only once signed on chain
+   * (anyone may post one in any owner's name), so a new one never hits the cap. Returns whether it is outside.
+   */
+  private async checkLimitOrderCap(scheme: OrderCreationBody['signingScheme'], fields: OrderFields, owner: Address, quote: StoredQuote | null, now: number): Promise<boolean> {
+    const outsideMarket = quote === null || isOutsideMarket(fields.kind, fields.sellAmount, fields.buyAmount, quote);
+    if (outsideMarket && scheme !== 'presign') {
+      const { policy } = this.deps;
+      const open = await this.deps.orders.countOpenOutsideMarketLimitOrders(this.deps.chainId, owner, now);
       if (open >= policy.maxLimitOrdersPerOwner) {
         throw new OrderBookError('TooManyLimitOrders', `at most ${policy.maxLimitOrdersPerOwner} open limit orders outside the market price per owner`);
       }
     }
-
-    // 12. validFrom from app data
-    const validFrom = document?.protocol.validFrom ?? null;
-    if (validFrom !== null && body.validTo < validFrom + policy.minValidity) throw new OrderBookError('InvalidValidFrom', 'validTo must be at least 60 s after metadata.validFrom');
-
-    // 14. persist (replacement: cancel the old order and insert the new one atomically)
-    const newOrder = {
-      chainId, uid, owner, sellToken, buyToken, receiver, sellAmount, buyAmount, validTo: body.validTo, appData: appDataHash, feeAmount,
-      kind: body.kind, partiallyFillable, signature, signingScheme: body.signingScheme, sellTokenBalance, buyTokenBalance,
-      class: orderClass, settlementContract: settlement, outsideMarket, validFrom,
-    } as const;
-    const inserted = await this.deps.orders.transaction(async (tx) => {
-      if (newDocument !== null) await this.deps.appData.put(newDocument, appDataHash, tx);
-      if (replaced) {
-        if (!(body.signingScheme === 'eip712' || body.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
-        if (replaced.owner !== owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner', 401);
-        await this.deps.orders.markCancelled(chainId, [replaced.uid], tx);
-      }
-      return this.deps.orders.insert(newOrder, quote, tx);
-    });
-    if (!inserted) throw new OrderBookError('DuplicateOrder', 'order already exists');
-    return uid;
+    return outsideMarket;
   }
 
-  /** The app-data hash and document of an order; `newDocument` is the full text to store with the order, if sent. */
-  private async resolveAppData(body: OrderCreationBody): Promise<{ hash: Hex; document: AppDataDocument | null; newDocument: string | null }> {
+  /** 12. `metadata.validFrom` of the app data, at least the minimum validity before validTo. */
+  private checkValidFrom(fields: OrderFields, document: AppDataDocument | null): number | null {
+    const validFrom = document?.protocol.validFrom ?? null;
+    if (validFrom !== null && fields.validTo < validFrom + this.deps.policy.minValidity) throw new OrderBookError('InvalidValidFrom', 'validTo must be at least 60 s after metadata.validFrom');
+    return validFrom;
+  }
+
+  /**
+   * 14. Persist: one atomic insert of the order, its quote and its `created` event; a new app-data document or a
+   * replacement (cancel the old order) share one transaction with it.
+   */
+  private async persist(order: NewOrder, quote: StoredQuote | null, newDocument: string | null, replaced: StoredOrder | null): Promise<void> {
+    const { orders, appData, chainId } = this.deps;
+    const inserted =
+      newDocument === null && replaced === null
+        ? await orders.insert(order, quote)
+        : await orders.transaction(async (tx) => {
+            if (newDocument !== null) await appData.put(newDocument, order.appData, tx);
+            if (replaced) {
+              if (!(order.signingScheme === 'eip712' || order.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
+              if (replaced.owner !== order.owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner');
+              await orders.markCancelled(chainId, [replaced.uid], tx);
+            }
+            return orders.insert(order, quote, tx);
+          });
+    if (!inserted) throw new OrderBookError('DuplicateOrder', 'order already exists');
+  }
+
+  /**
+   * 1., 3. The app-data hash and document of an order (before signatures: a wrong hash makes recovery
+   * meaningless); `newDocument` is the full text to store with the accepted order (step 14), if sent.
+   */
+  private async resolveAppData(body: OrderCreationBody): Promise<ResolvedAppData> {
     const isHash = HASH_RE.test(body.appData) && !body.appDataHash;
     if (isHash) {
       const hash = body.appData.toLowerCase() as Hex;
@@ -250,7 +297,7 @@ export class OrderService {
   /** Loads an order that may still be cancelled, or throws the cancellation error that applies. */
   async loadCancellable(uid: Hex): Promise<StoredOrder> {
     const order = await this.deps.orders.get(this.deps.chainId, uid.toLowerCase() as Hex);
-    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`, 404);
+    if (!order) throw new OrderBookError('OrderNotFound', `order ${uid} was not found`);
     if (isFullyExecuted(order)) throw new OrderBookError('OrderFullyExecuted', 'the order is already fully executed');
     if (isInvalidated(order)) throw new OrderBookError('AlreadyCancelled', 'the order is already cancelled');
     if (order.validTo < this.deps.policy.now()) throw new OrderBookError('OrderExpired', 'the order has already expired');
@@ -288,6 +335,39 @@ export class OrderService {
   async stored(uid: Hex): Promise<StoredOrder | null> {
     return this.deps.orders.get(this.deps.chainId, uid.toLowerCase() as Hex);
   }
+}
+
+/** 0. Amounts as decimal strings within uint256 (overflow has its own errorType, spec §7), addresses lowercase. */
+function readOrderFields(body: OrderCreationBody): OrderFields {
+  const sellAmount = amount(body.sellAmount, 'sellAmount', 'SellAmountOverflow');
+  const buyAmount = amount(body.buyAmount, 'buyAmount', 'BuyAmountOverflow');
+  const feeAmount = amount(body.feeAmount, 'feeAmount', 'SellAmountOverflow');
+  if (sellAmount + feeAmount > MAX_UINT256) throw new OrderBookError('SellAmountOverflow', 'sellAmount + feeAmount exceeds uint256');
+  return {
+    sellToken: body.sellToken.toLowerCase() as Address,
+    buyToken: body.buyToken.toLowerCase() as Address,
+    receiver: body.receiver && body.receiver.toLowerCase() !== ZERO_ADDRESS ? (body.receiver.toLowerCase() as Address) : null,
+    from: body.from ? (body.from.toLowerCase() as Address) : null,
+    sellAmount,
+    buyAmount,
+    feeAmount,
+    validTo: body.validTo,
+    kind: body.kind,
+    partiallyFillable: body.partiallyFillable ?? false,
+    sellTokenBalance: body.sellTokenBalance ?? 'erc20',
+    buyTokenBalance: body.buyTokenBalance ?? 'erc20',
+  };
+}
+
+/** 6. Amounts must be non-zero. */
+function checkNonZeroAmounts(fields: OrderFields): void {
+  if (fields.sellAmount === 0n || fields.buyAmount === 0n) throw new OrderBookError('ZeroAmount', 'sellAmount and buyAmount must be greater than zero');
+}
+
+/** 11. Quote gas + hook gas + EIP-1271 verification gas within the upstream limit. */
+function checkGas(quote: StoredQuote | null, document: AppDataDocument | null, scheme: OrderCreationBody['signingScheme']): void {
+  const orderGas = (quote?.gasAmount ?? 0n) + hookGas(document?.protocol.hooks ?? NO_ORDER_HOOKS) + (scheme === 'eip1271' ? EIP1271_VERIFICATION_GAS : 0n);
+  if (orderGas > MAX_ORDER_GAS) throw new OrderBookError('TooMuchGas', `the order needs ${orderGas} gas (quote, hooks and signature check); the limit is ${MAX_ORDER_GAS}`);
 }
 
 function parseStored(text: string): AppDataDocument | null {

@@ -4,17 +4,15 @@
  * A presign order still waiting for its on-chain signature PRESIGN_PENDING_EXPIRY_S after its creation has
  * expired (anyone may post one in any owner's name; stale ones must not linger).
  */
+import { isFullyExecuted } from '../../protocol/index.js';
 import type { StoredOrder } from './order-repository.js';
+
+export { isFullyExecuted };
 
 /** how long an unsigned presign order waits for `setPreSignature` before it expires (7 days) */
 export const PRESIGN_PENDING_EXPIRY_S = 7 * 86400;
 
 export type OrderStatus = 'open' | 'fulfilled' | 'cancelled' | 'expired' | 'presignaturePending';
-
-export function isFullyExecuted(order: Pick<StoredOrder, 'kind' | 'sellAmount' | 'buyAmount' | 'executedSell' | 'executedBuy' | 'executedFee'>): boolean {
-  if (order.kind === 'sell') return order.sellAmount > 0n && order.executedSell - order.executedFee >= order.sellAmount;
-  return order.buyAmount > 0n && order.executedBuy >= order.buyAmount;
-}
 
 export function isInvalidated(order: Pick<StoredOrder, 'cancelledAt' | 'invalidatedOnChain'>): boolean {
   return order.cancelledAt !== null || order.invalidatedOnChain;

@@ -6,7 +6,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf } from '../../protocol/index.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
+import { checkNotDenyListed, checkTokenPair, checkTokensServed, checkValidTo } from '../order-rules.js';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toNumeric } from '../../db/codec.js';
 import type { AppDataService } from '../app-data.js';
@@ -137,17 +138,12 @@ export class QuoteService implements OrderQuoter {
     }
 
     // order-level rules
-    if (policy.bannedAddresses.has(from) || (receiver && policy.bannedAddresses.has(receiver))) throw new OrderBookError('Forbidden', 'Forbidden, your account is deny-listed', 403);
+    checkNotDenyListed(policy.bannedAddresses, [from, receiver]);
     if (sellTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedSellTokenSource', `sellTokenBalance ${sellTokenBalance} is not supported`);
     if (buyTokenBalance !== 'erc20') throw new OrderBookError('UnsupportedBuyTokenDestination', `buyTokenBalance ${buyTokenBalance} is not supported`);
     const validTo = body.validTo ?? now + (body.validFor ?? DEFAULT_VALID_FOR);
-    if (validTo < now + MIN_VALIDITY) throw new OrderBookError('InsufficientValidTo', `validTo must be at least ${MIN_VALIDITY} s in the future`);
-    if (signingScheme !== 'presign' && validTo > now + MAX_MARKET_VALIDITY) throw new OrderBookError('ExcessiveValidTo', `validTo must be at most ${MAX_MARKET_VALIDITY} s in the future`);
-    if (sellToken === buyToken) throw new OrderBookError('SameBuyAndSellToken', 'sellToken and buyToken are the same');
-    if (sellToken === BUY_ETH_ADDRESS) throw new OrderBookError('InvalidNativeSellToken', 'the native token cannot be sold directly; wrap it first');
-    if (buyToken === BUY_ETH_ADDRESS && this.deps.wrappedNative && sellToken === this.deps.wrappedNative.toLowerCase()) {
-      throw new OrderBookError('SameBuyAndSellToken', 'selling the wrapped native token for the native token is an unwrap, not a trade');
-    }
+    checkValidTo(validTo, now, { min: MIN_VALIDITY, max: signingScheme === 'presign' ? null : MAX_MARKET_VALIDITY, refuseExpired: false });
+    checkTokenPair(sellToken, buyToken, this.deps.wrappedNative);
     await this.checkTokens(sellToken, buyToken);
 
     const extraGas = gasForHooks + (signingScheme === 'eip1271' ? BigInt(body.verificationGasLimit ?? Number(EIP1271_VERIFICATION_GAS)) : 0n);
@@ -192,9 +188,7 @@ export class QuoteService implements OrderQuoter {
   }
 
   private async checkTokens(sellToken: Address, buyToken: Address): Promise<void> {
-    for (const token of [sellToken, buyToken]) {
-      if (this.deps.policy.deniedTokens.has(token)) throw new OrderBookError('UnsupportedToken', `token ${token} is deny listed`);
-    }
+    checkTokensServed(this.deps.policy.deniedTokens, sellToken, buyToken);
     const [sellMeta, buyMeta] = await Promise.all([
       this.deps.chain.tokenMetadata(sellToken),
       buyToken === BUY_ETH_ADDRESS ? Promise.resolve({ decimals: 18, symbol: 'ETH' }) : this.deps.chain.tokenMetadata(buyToken),
@@ -223,7 +217,7 @@ export class QuoteService implements OrderQuoter {
     if (estimateOrError instanceof OrderBookError) {
       const minimumFee = feeInSellToken(settlementGas(1) + extraGas, gasPrice, sellTokenPrice);
       if (req.amountMode === 'sellAmountBeforeFee' && req.amount <= minimumFee) {
-        throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${req.amount} does not cover the fee ${minimumFee}`, 400, { fee_amount: minimumFee.toString() });
+        throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${req.amount} does not cover the fee ${minimumFee}`, { data: { fee_amount: minimumFee.toString() } });
       }
       throw estimateOrError;
     }
@@ -234,7 +228,7 @@ export class QuoteService implements OrderQuoter {
     switch (req.amountMode) {
       case 'sellAmountBeforeFee': {
         const x = req.amount;
-        if (x <= feeAmount) throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${x} does not cover the fee ${feeAmount}`, 400, { fee_amount: feeAmount.toString() });
+        if (x <= feeAmount) throw new OrderBookError('SellAmountDoesNotCoverFee', `the sell amount ${x} does not cover the fee ${feeAmount}`, { data: { fee_amount: feeAmount.toString() } });
         const sellAmount = x - feeAmount;
         const buyAmount = (estimate.outAmount * sellAmount) / x;
         return { sellAmount, buyAmount, stored: { ...base, sellAmount: x, buyAmount: estimate.outAmount } };

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Hex } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { sendJson, MAX_BODY_LIMIT } from '../../http/server.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import { Hex32, errorResponses } from '../schemas.js';
 import type { OrderBookRouteContext } from './context.js';
 
@@ -48,7 +48,7 @@ export function registerAppDataRoutes(server: HttpServer, ctx: OrderBookRouteCon
     },
     async (req, reply) => {
       const doc = await appData.get(req.params.hash as Hex);
-      if (doc === null) throw new OrderBookError('NotFound', 'full app data not found', 404);
+      if (doc === null) throw new OrderBookError('NotFound', 'full app data not found');
       return sendJson(reply, 200, { fullAppData: doc });
     },
   );

@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { Hex } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { sendJson } from '../../http/server.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import { Hex32, errorResponses } from '../schemas.js';
 import type { AuctionStore } from '../../auction/auction-store.js';
 import { competitionV1, competitionV2, type CompetitionStore, type StoredCompetition } from '../../auction/competition-store.js';
@@ -31,12 +31,12 @@ export function registerAuctionRoutes(server: HttpServer, reads: AuctionReads): 
     { schema: { tags, summary: 'The current batch auction', response: { 200: AnyRecord, ...errorResponses(404) } }, config: ob },
     async (_req, reply) => {
       const text = await reads.auctions.currentText();
-      if (text === null) throw new OrderBookError('NotFound', 'There is no active auction', 404);
+      if (text === null) throw new OrderBookError('NotFound', 'There is no active auction');
       return reply.code(200).type('application/json; charset=utf-8').send(text);
     },
   );
 
-  const notFound = () => new OrderBookError('NotFound', 'solver competition not found', 404);
+  const notFound = () => new OrderBookError('NotFound', 'solver competition not found');
   const byId = async (id: string): Promise<StoredCompetition> => {
     const n = BigInt(id);
     if (n > MAX_I64) throw notFound();

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { Address, Hex } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { ORDERBOOK_BODY_LIMIT, rateLimitFor, sendJson } from '../../http/server.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookError } from '../order-book-error.js';
 import { Address as AddressSchema, BuyTokenBalance, DecimalAmount, EcdsaScheme, Hex32, HexBytes, OrderKind, OrderUid, SellTokenBalance, SigningScheme, errorResponses } from '../schemas.js';
 import { MAX_CANCELLATION_UIDS } from '../orders/cancellation-service.js';
 import type { OrderBookRouteContext } from './context.js';
@@ -57,7 +57,7 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
     { schema: { tags, summary: 'Order by UID', params: UidParams, response: { 200: OrderRecord, ...errorResponses(400, 404) } }, config: ob },
     async (req, reply) => {
       const order = await orders.get(req.params.UID as Hex);
-      if (!order) throw new OrderBookError('NotFound', 'Order was not found', 404);
+      if (!order) throw new OrderBookError('NotFound', 'Order was not found');
       return sendJson(reply, 200, order);
     },
   );
@@ -67,7 +67,7 @@ export function registerOrderRoutes(server: HttpServer, ctx: OrderBookRouteConte
     { schema: { tags, summary: 'Where the order is in the competition', params: UidParams, response: { 200: CompetitionStatus, ...errorResponses(400, 404) } }, config: ob },
     async (req, reply) => {
       const status = await ctx.services.competitionStatus(req.params.UID as Hex);
-      if (!status) throw new OrderBookError('NotFound', 'Order was not found', 404);
+      if (!status) throw new OrderBookError('NotFound', 'Order was not found');
       return sendJson(reply, 200, status);
     },
   );

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Address } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { ORDERBOOK_BODY_LIMIT, rateLimitFor, sendJson } from '../../http/server.js';
-import { OrderBookError } from '../../http/errors.js';
+import { OrderBookHttpError } from '../../http/errors.js';
 import { Address as AddressSchema, BuyTokenBalance, DecimalAmount, Hex32, OrderKind, SellTokenBalance, SigningScheme, errorResponses } from '../schemas.js';
 import type { OrderBookRouteContext } from './context.js';
 
@@ -75,7 +75,7 @@ export function registerQuoteRoutes(server: HttpServer, ctx: OrderBookRouteConte
     },
     async (req, reply) => {
       const price = await ctx.services.nativePrices.nativePrice(req.params.token.toLowerCase() as Address);
-      if (price === null) throw new OrderBookError('NoLiquidity', `no native price for ${req.params.token.toLowerCase()}`, 404);
+      if (price === null) throw new OrderBookHttpError(404, 'NoLiquidity', `no native price for ${req.params.token.toLowerCase()}`);
       return sendJson(reply, 200, { price });
     },
   );
