@@ -14,6 +14,7 @@ import { producerFor, type ProducerSettings } from './aux/notifications/index.js
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 import { HookIndexer } from './aux/hooks/index.js';
+import type { SolverEngines } from './solver-api/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -27,6 +28,8 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  /** the competing solver engines of each network, by network name (default: the built-ins) */
+  solverEngines?: Map<string, SolverEngines>;
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
   notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
   metrics?: Metrics;
@@ -76,6 +79,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           bannedAddresses: deps.bannedAddresses,
           deniedTokens: deps.deniedTokens,
           everyBlocks: deps.auctions.everyBlocks,
+          solvers: deps.solverEngines?.get(network.name)?.solvers,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

@@ -18,11 +18,10 @@ import type { ChainNetwork } from '../chain/network.js';
 import type { BlockHead } from '../chain/block-feed.js';
 import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { AmmRouter } from '../solver/amm-router.js';
 import { runCompetition, type RankedSolution } from '../solver/competition.js';
-import { CowMatcher } from '../solver/cow-matcher.js';
 import { Driver, type DriverHooks, type PreparedSettlement, type SettlementOutcome } from '../solver/driver.js';
 import type { Solution, Solver } from '../solver/solution.js';
+import { buildSolverEngines, notifyEngines } from '../solver-api/index.js';
 import { AuctionBuilder } from './build-auction.js';
 import { AuctionStore } from './auction-store.js';
 import type { Auction } from './auction-types.js';
@@ -53,7 +52,7 @@ export interface AuctionLoopOptions {
   indexer?: IndexedSource | null;
   /** the allow-listed solver account; default: the devnet's 'solver' account, none on other chains (then nothing is submitted) */
   solverAccount?: LocalAccount | null;
-  /** default: the CoW matcher and the AMM router */
+  /** default: the CoW matcher and the AMM router, through the Solver Engine API codec (`defaultSolvers`) */
   solvers?: Solver[];
   /** build an auction every this many blocks (default 1) */
   everyBlocks?: number;
@@ -98,10 +97,9 @@ function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
   return solver ? privateKeyToAccount(solver.privateKey) : null;
 }
 
+/** The built-in engines (CoW matcher, AMM router), reached through the Solver Engine API's codec in process. */
 export function defaultSolvers(network: ChainNetwork): Solver[] {
-  const solvers: Solver[] = [new CowMatcher()];
-  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors, wrappedNative: network.wrappedNative }));
-  return solvers;
+  return buildSolverEngines(network, { engines: [], timeLimitMs: 2_000 }).solvers;
 }
 
 export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoop {
@@ -185,6 +183,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       const { outcome } = await driver.submit(accepted.plan, winner.solution.trades.map((t) => t.order.uid), signal);
       settlement = track(outcome);
     }
+    // each solver engine hears how its solutions fared (the winner's once its settlement is over)
+    void track(notifyEngines(ranked, settlement).catch((err) => logger.warn({ chainId, err }, 'auction: notifying solver engines failed')));
     logger.debug(
       { chainId, auctionId: auction.id, block: head, orders: auction.orders.length, excluded: built.excluded.length, inFlight: built.inFlight, solutions: ranked.length, winner: winner?.solution.solver ?? null },
       'auction: cycle done',

@@ -36,6 +36,8 @@ export interface AmmRouterOptions {
   name?: string;
   /** orders routed per settlement at most (bounds its gas) */
   maxTrades?: number;
+  /** where pool reserves come from (default: the factory's pairs read from the chain at the auction's block) */
+  pools?: Pick<PairDirectory, 'snapshot'>;
 }
 
 interface Route {
@@ -48,12 +50,12 @@ const lower = (a: string): Address => a.toLowerCase() as Address;
 
 export class AmmRouter implements Solver {
   readonly name: string;
-  private readonly pairs: PairDirectory;
+  private readonly pairs: Pick<PairDirectory, 'snapshot'>;
   private readonly maxTrades: number;
 
   constructor(private readonly options: AmmRouterOptions) {
     this.name = options.name ?? 'amm-router';
-    this.pairs = new PairDirectory(options.client, lower(options.factory));
+    this.pairs = options.pools ?? new PairDirectory(options.client, lower(options.factory));
     this.maxTrades = options.maxTrades ?? 20;
   }
 
