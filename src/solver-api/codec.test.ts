@@ -6,79 +6,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { Address, Hex } from 'viem';
-import { PRICE_SCALE, type SolvableOrder } from '../auction/auction-types.js';
 import { upstreamValidators } from '../../test/fixtures/solvers-openapi.js';
 import { CodecError, decodeAuction, decodeNotification, decodeSolveResponse, encodeAuction, encodeSolveResponse } from './codec.js';
 import { fromSolverOrder, solvableAmounts, toSolverOrder } from './orders.js';
-import type { SolverAuction } from './schemas.js';
+import { A, B, E18, testAuction, testOrder } from '../../test/fixtures/solver-auctions.js';
 
 const upstream = upstreamValidators();
-const A = '0x00000000000000000000000000000000000000aa' as Address;
-const B = '0x00000000000000000000000000000000000000bb' as Address;
-const E18 = 10n ** 18n;
-
-let n = 0;
-export function testOrder(partial: Partial<SolvableOrder> = {}): SolvableOrder {
-  n++;
-  const o: SolvableOrder = {
-    uid: `0x${n.toString(16).padStart(112, '0')}` as Hex,
-    owner: `0x${(n + 0x1000).toString(16).padStart(40, '0')}` as Address,
-    created: n,
-    sellToken: A,
-    buyToken: B,
-    receiver: null,
-    sellAmount: E18,
-    buyAmount: 3000n * 10n ** 6n,
-    validTo: 2 ** 32 - 1,
-    appData: `0x${'00'.repeat(32)}`,
-    feeAmount: 0n,
-    kind: 'sell',
-    partiallyFillable: false,
-    sellTokenBalance: 'erc20',
-    buyTokenBalance: 'erc20',
-    class: 'limit',
-    signingScheme: 'eip712',
-    signature: `0x${'11'.repeat(64)}1b`,
-    executedSell: 0n,
-    executedBuy: 0n,
-    executedFee: 0n,
-    remaining: 0n,
-    available: 10n ** 30n,
-    preInteractions: [],
-    postInteractions: [],
-    hookGas: 0n,
-    quote: null,
-    ...partial,
-  };
-  if (partial.remaining === undefined) o.remaining = o.kind === 'sell' ? o.sellAmount : o.buyAmount;
-  return o;
-}
-
-export function testAuction(orders: SolvableOrder[]): SolverAuction {
-  return {
-    id: '7',
-    tokens: {
-      [A]: { decimals: 18, symbol: 'WETH', referencePrice: PRICE_SCALE, availableBalance: 5n, trusted: false },
-      [B]: { decimals: null, symbol: null, referencePrice: 333_333_333_333_333_333_333_333_333n, availableBalance: 0n, trusted: false },
-    },
-    orders: orders.map(toSolverOrder),
-    liquidity: [
-      {
-        kind: 'constantProduct',
-        id: '0',
-        address: '0x00000000000000000000000000000000000000cc',
-        router: '0x00000000000000000000000000000000000000dd',
-        fee: '0.003',
-        gasEstimate: 110_000n,
-        tokens: { [A]: { balance: 1_000n * E18 }, [B]: { balance: 3_000_000n * 10n ** 6n } },
-      },
-    ],
-    effectiveGasPrice: 1_000_000_000n,
-    deadline: '2026-11-25T17:00:02.000Z',
-    surplusCapturingJitOrderOwners: [],
-  };
-}
 
 describe('Solver Engine API codec', () => {
   it('an auction we encode validates against the upstream document, every field production sends included', () => {
