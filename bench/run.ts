@@ -12,6 +12,7 @@ import { benchAuctionBuild } from './auction-build.js';
 import { benchDashboard } from './dashboard.js';
 import { benchNotifications } from './notifications.js';
 import { benchAffiliateStats } from './affiliate-stats.js';
+import { benchSolverEngines } from './solver-engines.js';
 
 export interface Figure {
   name: string;
@@ -33,6 +34,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['dashboard', benchDashboard],
   ['notifications', benchNotifications],
   ['affiliate-stats', benchAffiliateStats],
+  ['solver-engines', benchSolverEngines],
 ];
 
 async function main() {

@@ -5,13 +5,14 @@
  * not answer by then, or fails, has no solution (and is told `timeout`). Every solution it answers is checked
  * (`checkSolution`): a refused one still competes as a filtered-out entry carrying the engine's name and why,
  * and the engine is told the notify kind once the competition is over (`notifyEngines`). Several valid
- * solutions of one engine over distinct orders are also offered merged.
+ * solutions of one engine over distinct orders compete merged into one (as production's driver merges them)
+ * when together they still pass the checks; else each on its own.
  */
 import type { Address } from 'viem';
 import type { Auction } from '../auction/auction-types.js';
 import type { RankedSolution } from '../solver/competition.js';
 import type { SettlementOutcome } from '../solver/driver.js';
-import type { Solution, Solver } from '../solver/solution.js';
+import { InvalidSolutionError, verifySolution, type Solution, type Solver } from '../solver/solution.js';
 import { CodecError, decodeSolveResponse, encodeNotification } from './codec.js';
 import type { AuctionEncoder } from './auction-encoder.js';
 import type { EngineService } from './engines.js';
@@ -74,6 +75,16 @@ export function localTransport(service: EngineService): EngineTransport {
 export interface EngineLogger {
   warn(obj: object, msg?: string): void;
   debug?(obj: object, msg?: string): void;
+}
+
+function holds(solution: Solution): boolean {
+  try {
+    verifySolution(solution);
+    return true;
+  } catch (err) {
+    if (err instanceof InvalidSolutionError) return false;
+    throw err;
+  }
 }
 
 /** Where a competing solution came from, to tell its engine how it fared. */
@@ -158,8 +169,9 @@ export class EngineSolver implements Solver {
         out.push(withOrigin(this.refused(checked.reason), { ...origin, kind: checked.kind }));
       }
     }
+    // several solutions over distinct orders compete as one, when together they still hold
     const merged = mergeSolutions(valid);
-    if (merged) out.unshift(withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }));
+    if (merged && holds(merged)) return [withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }), ...out];
     return [...valid, ...out];
   }
 

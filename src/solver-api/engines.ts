@@ -16,7 +16,7 @@ import type { ChainClient } from '../chain/client.js';
 import { AmmRouter } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';
 import { contractExecution } from '../solver/encode-solution.js';
-import type { Solution, Solver } from '../solver/solution.js';
+import { InvalidSolutionError, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
 import { PoolSnapshot } from '../solver/uniswap-v2-pools.js';
 import { decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
 import { fromSolverOrder } from './orders.js';
@@ -72,23 +72,30 @@ export function poolSnapshot(auction: SolverAuction): PoolSnapshot {
 }
 
 /**
- * An internal solution as a wire solution: its clearing prices when they give every trade exactly its amounts
- * (as GPv2Settlement computes them), else — for a single trade — the trade's own amounts as its prices.
- * Null when neither holds (the solution cannot be said with uniform prices).
+ * An internal solution as a wire solution. With clearing prices for every traded token, those prices: the
+ * driver derives each trade's other amount from them as GPv2Settlement does (rounding up what sell orders
+ * receive, down what buy orders pay), which can differ by an atom from an engine that rounded in the
+ * settlement's favour — the solution is kept only if the settlement still pays out no more than it takes in
+ * with the contract's amounts. Without clearing prices, a single trade is priced at its own amounts.
+ * Null when the solution cannot be said with uniform prices.
  */
 export function wireSolution(solution: Solution, id: number): SolverSolution | null {
   const traded = new Set(solution.trades.flatMap((t) => [t.order.sellToken, t.order.buyToken]));
   let prices: Map<Address, bigint> | null = new Map([...solution.clearingPrices].filter(([t]) => traded.has(t)));
-  for (const trade of solution.trades) {
-    const sp = prices.get(trade.order.sellToken);
-    const bp = prices.get(trade.order.buyToken);
-    const exec = sp !== undefined && bp !== undefined ? contractExecution(trade, sp, bp) : null;
-    if (!exec || exec.sell !== trade.executedSell || exec.buy !== trade.executedBuy) {
-      prices = null;
-      break;
+  if (prices.size === traded.size && solution.trades.length > 0) {
+    const asContract: ProposedTrade[] = [];
+    for (const trade of solution.trades) {
+      const exec = contractExecution(trade, prices.get(trade.order.sellToken)!, prices.get(trade.order.buyToken)!);
+      if (!exec) return null;
+      asContract.push({ order: trade.order, executedSell: exec.sell, executedBuy: exec.buy });
     }
-  }
-  if (!prices) {
+    try {
+      verifySolution({ ...solution, trades: asContract });
+    } catch (err) {
+      if (err instanceof InvalidSolutionError) return null;
+      throw err;
+    }
+  } else {
     if (solution.trades.length !== 1) return null;
     const [t] = solution.trades;
     prices = new Map([
