@@ -89,14 +89,14 @@ describe('solver engines over the Solver Engine API', () => {
       const auction = JSON.parse(text) as WireAuction;
       if (!upstream.auction(auction)) invalidAuctions.push(upstream.errors(upstream.auction));
       received.get(mode)?.push(auction);
-      if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 4_000)); // the engine's own slowness, past the time limit
+      if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 8_000)); // the engine's own slowness, past the time limit
       if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ solutions: solve(mode, auction) }));
     });
     await new Promise<void>((resolve) => engines.listen(0, '127.0.0.1', resolve));
     const port = (engines.address() as AddressInfo).port;
     const solvers = [...MODES.map((m) => `${m}=http://127.0.0.1:${port}/e/${m}`), 'cow-matcher', 'amm-router'].join(',');
-    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '1500' });
+    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '3000' });
     t = trading(app);
     marketMaker = await t.freshAccount([{ token: 'USDC', amount: '100000' }]);
     await t.send(marketMaker, t.tokens.USDC, encodeFunctionData({ abi: ERC20, functionName: 'approve', args: [app.networks[0]!.settlement, maxUint256] }));

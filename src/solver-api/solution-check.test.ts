@@ -70,10 +70,10 @@ describe('engine solution checks', () => {
 
   it('refuses a solution that pays out of the settlement buffers, and calls to the settlement or relayer', () => {
     refused(solution({ interactions: [] }), 'nonBufferableTokensUsed', /pay out/);
-    const custom = (target: Address) => ({ kind: 'custom' as const, target, value: 0n, callData: '0x', allowances: [], inputs: [{ token: A, amount: E18 }], outputs: [{ token: B, amount: out }] });
+    const custom = (target: Address) => ({ kind: 'custom' as const, target, value: 0n, callData: '0x' as const, allowances: [], inputs: [{ token: A, amount: E18 }], outputs: [{ token: B, amount: out }] });
     refused(solution({ interactions: [custom(RELAYER)] }), 'fail', /not allowed/);
     refused(solution({ interactions: [custom(SETTLEMENT)] }), 'fail', /not allowed/);
-    const ok = checkSolution('mine', solution({ interactions: [{ ...custom(pool.address), allowances: [{ token: A, spender: pool.address, amount: E18 }] }] }), ctx);
+    const ok = checkSolution('mine', solution({ interactions: [{ ...custom(pool.address as Address), allowances: [{ token: A, spender: pool.address, amount: E18 }] }] }), ctx);
     assert.ok(ok.ok, 'a declared custom call with its allowance is fine');
     if (ok.ok) assert.equal(ok.solution.interactions.intra.length, 2);
   });
