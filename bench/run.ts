@@ -14,6 +14,7 @@ import { benchNotifications } from './notifications.js';
 import { benchAffiliateStats } from './affiliate-stats.js';
 import { benchSimulation } from './simulation.js';
 import { benchFulfilment } from './fulfilment.js';
+import { benchSolverEngines } from './solver-engines.js';
 
 export interface Figure {
   name: string;
@@ -37,6 +38,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['affiliate-stats', benchAffiliateStats],
   ['simulation', benchSimulation],
   ['fulfilment', benchFulfilment],
+  ['solver-engines', benchSolverEngines],
 ];
 
 async function main() {

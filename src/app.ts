@@ -27,6 +27,7 @@ import { registerDashboard } from './dashboard/index.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { HooksService, registerHooksRoutes } from './aux/hooks/index.js';
 import { DuneHooks } from './providers/dune-hooks.js';
+import { buildSolverEngines, registerSolverEngineRoutes } from './solver-api/index.js';
 
 export interface App {
   server: HttpServer;
@@ -85,6 +86,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     if (devnet && (networks.length === 1 || config.exposure.devnetExpose)) registerDevnetRoutes(server, devnet);
     const { notifications } = await registerAuxiliaryApi(w, server, { database, networks, defaultNetwork, orderBooks });
 
+    // solver engines (issue 12): the competing engines of each network, and our built-ins served over the API
+    const solverEngines = new Map(networks.map((n) => [n.name, buildSolverEngines(n, config.solvers, { logger: logger.child({ module: 'solver-engines', chain: n.name }) })]));
+    for (const network of networks) {
+      const { services } = solverEngines.get(network.name)!;
+      registerSolverEngineRoutes(server, { engines: services, prefix: `/${network.name}` });
+      if (network.name === defaultNetwork) registerSolverEngineRoutes(server, { engines: services });
+    }
+
     const loops = startBackgroundLoops({
       networks, database, orderBooks, logger, signal: w.abort.signal, onFatal: w.fatalReason,
       databaseUrl: options.database ? null : config.databaseUrl,
@@ -92,6 +101,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
       solverPrivateKey: config.solverPrivateKey,
+      solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,
     });

@@ -21,8 +21,6 @@ import { CompetitionStore } from './auction/competition-store.js';
 import { OrderExclusions } from './auction/order-exclusions.js';
 import { OrderLifecycle } from './auction/order-lifecycle.js';
 import { SettlementSubmissions } from './auction/settlement-submissions.js';
-import { AmmRouter } from './solver/amm-router.js';
-import { CowMatcher } from './solver/cow-matcher.js';
 import { Driver, type DriverHooks } from './solver/driver.js';
 import type { Solver } from './solver/solution.js';
 import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
@@ -31,6 +29,7 @@ import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js
 import { HookIndexer } from './aux/hooks/index.js';
 import { resolveSolverAccount } from './solver/solver-account.js';
 import type { Hex } from 'viem';
+import { buildSolverEngines, type SolverEngines } from './solver-api/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -46,6 +45,8 @@ export interface LoopDeps {
   auctions: { enabled: boolean; everyBlocks: number };
   /** SOLVER_PRIVATE_KEY: the driver's account on real chains (allow-listed there); null: nothing is settled on them */
   solverPrivateKey?: Hex | null;
+  /** the competing solver engines of each network, by network name (default: the built-ins) */
+  solverEngines?: Map<string, SolverEngines>;
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
   notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
   metrics?: Metrics;
@@ -86,11 +87,9 @@ function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
   return solver ? privateKeyToAccount(solver.privateKey) : null;
 }
 
-/** The built-in solvers of a network: the CoW matcher, and the AMM router where the network has an AMM. */
+/** The built-in engines of a network (CoW matcher, AMM router), reached through the Solver Engine API's codec in process. */
 export function defaultSolvers(network: ChainNetwork): Solver[] {
-  const solvers: Solver[] = [new CowMatcher()];
-  if (network.amm) solvers.push(new AmmRouter({ client: network.client, factory: network.amm.factory, router: network.amm.router, settlement: network.settlement, connectors: network.connectors, wrappedNative: network.wrappedNative }));
-  return solvers;
+  return buildSolverEngines(network, { engines: [], timeLimitMs: 2_000 }).solvers;
 }
 
 /** Builds the auction loop of one network — its builder, stores, solvers and driver — and starts it. */
@@ -177,6 +176,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           deniedTokens: deps.deniedTokens,
           everyBlocks: deps.auctions.everyBlocks,
           orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
+          solvers: deps.solverEngines?.get(network.name)?.solvers,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

@@ -32,6 +32,7 @@ import type { CompetitionStore } from './competition-store.js';
 import type { OrderExclusions } from './order-exclusions.js';
 import type { OrderLifecycle } from './order-lifecycle.js';
 import type { SettlementSubmissions } from './settlement-submissions.js';
+import { notifyEngines } from '../solver-api/index.js';
 
 export interface AuctionLoopLogger {
   debug(obj: object, msg?: string): void;
@@ -201,6 +202,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       const { outcome } = await driver.submit(plan, winner.solution.trades.map((t) => t.order.uid), signal);
       settlement = track(outcome);
     }
+    // each solver engine hears how its solutions fared (the winner's once its settlement is over)
+    void track(notifyEngines(ranked, settlement).catch((err) => logger.warn({ chainId, err }, 'auction: notifying solver engines failed')));
     logger.debug(
       { chainId, auctionId: auction.id, block: head, orders: auction.orders.length, excluded: built.excluded.length, inFlight: built.inFlight, solutions: ranked.length, winner: winner?.solution.solver ?? null },
       'auction: cycle done',

@@ -131,6 +131,17 @@ describe('configuration', () => {
       assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && expected.test(err.message) && !err.message.includes('\n'));
     });
   }
+  it('SOLVERS: built-ins by name, external engines as name=url, unset is both built-ins; SOLVER_TIME_LIMIT_MS', () => {
+    assert.deepEqual(loadConfig({}).solvers, { engines: [], timeLimitMs: 2000 });
+    const c = loadConfig({ SOLVERS: ' mine=http://127.0.0.1:9000/ , cow-matcher,amm-router', SOLVER_TIME_LIMIT_MS: '500' }).solvers;
+    assert.deepEqual(c.engines, [{ name: 'mine', url: 'http://127.0.0.1:9000' }, { name: 'cow-matcher', url: null }, { name: 'amm-router', url: null }]);
+    assert.equal(c.timeLimitMs, 500);
+    assert.throws(() => loadConfig({ SOLVERS: 'baseline' }), /^ConfigError: SOLVERS: expected a comma-separated list of name=http\(s\):\/\/url or built-in names/);
+    assert.throws(() => loadConfig({ SOLVERS: 'mine=ftp://x' }), /SOLVERS/);
+    assert.throws(() => loadConfig({ SOLVERS: 'cow-matcher,cow-matcher' }), /each name once/);
+    assert.throws(() => loadConfig({ SOLVER_TIME_LIMIT_MS: '10' }), /SOLVER_TIME_LIMIT_MS: expected an integer from 100 to 60000/);
+  });
+
   it('notifications: defaults, durations, and one-line errors', () => {
     const d = loadConfig({}).notifications;
     assert.deepEqual(d, { confirmations: null, priceImprovementBps: 1, maxAgeMs: 86_400_000, backoffBaseMs: 1000, backoffCapMs: 60_000, leaseMs: 30_000, pollIntervalMs: 1000, concurrency: 8 });

@@ -32,6 +32,8 @@ export interface Config {
   auctions: { enabled: boolean; everyBlocks: number };
   /** SOLVER_PRIVATE_KEY: the account the driver settles from on real chains (must be allow-listed there); null: none */
   solverPrivateKey: `0x${string}` | null;
+  /** SOLVERS / SOLVER_TIME_LIMIT_MS: the competing solver engines (none listed: the built-ins) and their time per auction */
+  solvers: SolversConfig;
   redisUrl: string | null;
   /** prefix of every Redis key and channel, so several deployments can share one Redis */
   redisKeyPrefix: string;
@@ -119,6 +121,14 @@ export interface NotificationsConfig {
   /** deliveries in flight at once per dispatcher */
   concurrency: number;
 }
+
+export interface SolversConfig {
+  /** built-in by name (url null) or external at `url` (`url + "/solve"`, `url + "/notify"`); empty: both built-ins */
+  engines: Array<{ name: string; url: string | null }>;
+  timeLimitMs: number;
+}
+
+export const BUILT_IN_SOLVERS = ['cow-matcher', 'amm-router'] as const;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, readonly expected: string, readonly got: string | undefined) {
@@ -211,6 +221,33 @@ function solverPrivateKey(env: Env): `0x${string}` | null {
   return key.toLowerCase() as `0x${string}`;
 }
 
+/** SOLVERS: comma-separated `name=url` (an external engine) or a built-in name; unset: both built-ins. */
+function solvers(env: Env): SolversConfig {
+  const raw = str(env, 'SOLVERS');
+  const engines: SolversConfig['engines'] = [];
+  const expected = `a comma-separated list of name=http(s)://url or built-in names (${BUILT_IN_SOLVERS.join(', ')})`;
+  for (const part of raw === null ? [] : raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const name = eq < 0 ? part : part.slice(0, eq).trim();
+    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/i.test(name) || engines.some((e) => e.name === name)) throw new ConfigError('SOLVERS', `${expected}, each name once`, part);
+    if (eq < 0) {
+      if (!(BUILT_IN_SOLVERS as readonly string[]).includes(name)) throw new ConfigError('SOLVERS', expected, part);
+      engines.push({ name, url: null });
+      continue;
+    }
+    const target = part.slice(eq + 1).trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(target);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError('SOLVERS', expected, part);
+    engines.push({ name, url: target.replace(/\/+$/, '') });
+  }
+  return { engines, timeLimitMs: int(env, 'SOLVER_TIME_LIMIT_MS', 2_000, 100, 60_000) };
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Parses and validates the whole configuration; throws ConfigError naming the first bad variable. */
@@ -249,6 +286,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     solverPrivateKey: solverPrivateKey(env),
+    solvers: solvers(env),
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX') ?? 'batchbook:',
     amqpUrl: url(env, 'AMQP_URL', ['amqp', 'amqps']),

@@ -41,6 +41,8 @@ export interface AmmRouterOptions {
   maxTrades?: number;
   /** slippage each swap's minimum out allows, in basis points (default 50 = 0.5 %); orders are paid at that minimum */
   slippageBps?: number;
+  /** where pool reserves come from (default: the factory's pairs read from the chain at the auction's block) */
+  pools?: Pick<PairDirectory, 'snapshot'>;
 }
 
 /** One directed pair's aggregate: the trades at one price pair and the swap that funds them. */
@@ -67,13 +69,13 @@ const BPS = 10_000n;
 
 export class AmmRouter implements Solver {
   readonly name: string;
-  private readonly pairs: PairDirectory;
+  private readonly pairs: Pick<PairDirectory, 'snapshot'>;
   private readonly maxTrades: number;
   private readonly slippageBps: bigint;
 
   constructor(private readonly options: AmmRouterOptions) {
     this.name = options.name ?? 'amm-router';
-    this.pairs = new PairDirectory(options.client, lower(options.factory));
+    this.pairs = options.pools ?? new PairDirectory(options.client, lower(options.factory));
     this.maxTrades = options.maxTrades ?? 20;
     this.slippageBps = BigInt(options.slippageBps ?? 50);
   }

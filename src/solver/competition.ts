@@ -35,12 +35,14 @@ export async function runCompetition(auction: Auction, solvers: readonly Solver[
     }
     for (const proposed of result.value) {
       const solution = withOrderHooks(proposed);
-      let reason: string | null = null;
-      try {
-        verifySolution(solution);
-      } catch (err) {
-        if (!(err instanceof InvalidSolutionError)) throw err;
-        reason = err.message;
+      let reason: string | null = solution.rejected ?? null;
+      if (reason === null) {
+        try {
+          verifySolution(solution);
+        } catch (err) {
+          if (!(err instanceof InvalidSolutionError)) throw err;
+          reason = err.message;
+        }
       }
       entries.push({ solution, score: reason === null ? scoreSolution(solution, auction.prices, gasPrice) : 0n, reason, order: entries.length });
     }

@@ -49,6 +49,8 @@ export interface Solution {
   interactions: { pre: Interaction[]; intra: Interaction[]; post: Interaction[] };
   /** the balance changes the interactions cause to the settlement contract, as the solver modelled them */
   interactionEffects: BalanceEffect[];
+  /** set when the solution was refused before scoring (an engine's answer the Solver Engine API check refused): why */
+  rejected?: string;
 }
 
 export interface Solver {

@@ -1,0 +1,264 @@
+/**
+ * The engine side: our built-in solvers as Solver Engine API engines. An engine takes the decoded `Auction`
+ * (never our internal one), reads it into the internal shape its algorithm works on (`fromSolverOrder`; the
+ * reference prices as native prices; the `constantProduct` liquidity as the pool reserves), and answers wire
+ * solutions, each with one uniform clearing price per traded token:
+ * - `cow-matcher`: the coincidence-of-wants matcher, its solution with its own clearing prices;
+ * - `amm-router`: the AMM router run order by order (oldest first) over one copy of the auction's pools, so
+ *   each order's route sees the pools as the earlier routes left them; one solution per routed order, priced
+ *   at its own amounts (the driver merges an engine's solutions over distinct orders, as production does).
+ * `EngineService` puts the codec and a concurrency bound in front of an engine: the HTTP routes and the
+ * in-process transport both go through it.
+ */
+import type { Address } from 'viem';
+import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { ChainClient } from '../chain/client.js';
+import { AmmRouter } from '../solver/amm-router.js';
+import { CowMatcher } from '../solver/cow-matcher.js';
+import { contractExecution } from '../solver/encode-solution.js';
+import { InvalidSolutionError, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
+import { PoolSnapshot } from '../solver/uniswap-v2-pools.js';
+import { decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
+import { fromSolverOrder } from './orders.js';
+import type { SolverAuction, SolverInteraction, SolverSolution, WireNotification } from './schemas.js';
+
+export const BUILT_IN_ENGINES = ['cow-matcher', 'amm-router'] as const;
+export type BuiltInEngineName = (typeof BUILT_IN_ENGINES)[number];
+
+export interface SolverEngine {
+  readonly name: string;
+  solve(auction: SolverAuction): Promise<SolverSolution[]>;
+}
+
+/** What an engine of a network needs to know that the auction does not say. */
+export interface EngineNetwork {
+  chainId: number;
+  client: ChainClient;
+  settlement: Address;
+  amm: { factory: Address; router: Address } | null;
+  connectors: Address[];
+  wrappedNative: Address | null;
+}
+
+const lower = (a: string): Address => a.toLowerCase() as Address;
+
+/** The decoded wire auction as our internal auction (the engine side's view: no block, wall-clock deadline). */
+export function internalAuction(auction: SolverAuction, network: Pick<EngineNetwork, 'chainId' | 'settlement'>): Auction {
+  const prices = new Map<Address, bigint>();
+  for (const [token, info] of Object.entries(auction.tokens)) if (info.referencePrice != null && info.referencePrice > 0n) prices.set(lower(token), info.referencePrice);
+  const id = Number(auction.id ?? 0);
+  return {
+    chainId: network.chainId,
+    id: Number.isSafeInteger(id) ? id : 0,
+    block: 0,
+    timestamp: Math.floor(Date.parse(auction.deadline) / 1000),
+    orders: auction.orders.map(fromSolverOrder),
+    prices,
+    settlement: lower(network.settlement),
+  };
+}
+
+/** The auction's Uniswap-V2-like pools as the reserves the AMM router prices against. */
+export function poolSnapshot(auction: SolverAuction): PoolSnapshot {
+  const pools = new Map<string, { address: Address; token0: Address; reserve0: bigint; reserve1: bigint }>();
+  for (const l of auction.liquidity) {
+    if (l.kind !== 'constantProduct' || l.fee !== '0.003') continue;
+    const entries = Object.entries(l.tokens).map(([t, r]) => [lower(t), r.balance] as const);
+    if (entries.length !== 2) continue;
+    const [[a, ra], [b, rb]] = entries[0][0] < entries[1][0] ? entries : [entries[1], entries[0]];
+    pools.set(`${a}-${b}`, { address: lower(l.address), token0: a, reserve0: ra, reserve1: rb });
+  }
+  return new PoolSnapshot(pools as never);
+}
+
+/**
+ * An internal solution as a wire solution. With clearing prices for every traded token, those prices: the
+ * driver derives each trade's other amount from them as GPv2Settlement does (rounding up what sell orders
+ * receive, down what buy orders pay), which can differ by an atom from an engine that rounded in the
+ * settlement's favour — the solution is kept only if the settlement still pays out no more than it takes in
+ * with the contract's amounts. Without clearing prices, a single trade is priced at its own amounts.
+ * Null when the solution cannot be said with uniform prices.
+ */
+export function wireSolution(solution: Solution, id: number): SolverSolution | null {
+  const traded = new Set(solution.trades.flatMap((t) => [t.order.sellToken, t.order.buyToken]));
+  let prices: Map<Address, bigint> | null = new Map([...solution.clearingPrices].filter(([t]) => traded.has(t)));
+  if (prices.size === traded.size && solution.trades.length > 0) {
+    const asContract: ProposedTrade[] = [];
+    for (const trade of solution.trades) {
+      const exec = contractExecution(trade, prices.get(trade.order.sellToken)!, prices.get(trade.order.buyToken)!);
+      if (!exec) return null;
+      asContract.push({ order: trade.order, executedSell: exec.sell, executedBuy: exec.buy });
+    }
+    try {
+      verifySolution({ ...solution, trades: asContract });
+    } catch (err) {
+      if (err instanceof InvalidSolutionError) return null;
+      throw err;
+    }
+  } else {
+    if (solution.trades.length !== 1) return null;
+    const [t] = solution.trades;
+    prices = new Map([
+      [t.order.sellToken, t.executedBuy],
+      [t.order.buyToken, t.executedSell],
+    ]);
+  }
+  const calls = (list: Solution['interactions']['pre']) => list.map((i) => ({ target: i.target, value: i.value, callData: i.callData }));
+  // the interactions' declared balance effects travel with the last one (our engines model them per solution)
+  const inputs = solution.interactionEffects.filter((e) => e.delta < 0n).map((e) => ({ token: e.token, amount: -e.delta }));
+  const outputs = solution.interactionEffects.filter((e) => e.delta > 0n).map((e) => ({ token: e.token, amount: e.delta }));
+  const intra: SolverInteraction[] = solution.interactions.intra.map((i, n, all) => ({
+    kind: 'custom',
+    internalize: false,
+    target: i.target,
+    value: i.value,
+    callData: i.callData,
+    allowances: [],
+    inputs: n === all.length - 1 ? inputs : [],
+    outputs: n === all.length - 1 ? outputs : [],
+  }));
+  return {
+    id,
+    prices: Object.fromEntries(prices),
+    trades: solution.trades.map((t) => ({ kind: 'fulfillment', order: t.order.uid, fee: 0n, executedAmount: t.order.kind === 'sell' ? t.executedSell : t.executedBuy })),
+    preInteractions: calls(solution.interactions.pre),
+    interactions: intra,
+    postInteractions: calls(solution.interactions.post),
+  };
+}
+
+function numbered(solutions: Solution[]): SolverSolution[] {
+  const out: SolverSolution[] = [];
+  for (const s of solutions) {
+    const wire = wireSolution(s, out.length);
+    if (wire) out.push(wire);
+  }
+  return out;
+}
+
+/** The CoW matcher behind the API. */
+export class CowMatcherEngine implements SolverEngine {
+  readonly name = 'cow-matcher';
+  private readonly matcher = new CowMatcher();
+  constructor(private readonly network: Pick<EngineNetwork, 'chainId' | 'settlement'>) {}
+
+  async solve(auction: SolverAuction): Promise<SolverSolution[]> {
+    return numbered(await this.matcher.solve(internalAuction(auction, this.network)));
+  }
+}
+
+/**
+ * The AMM router behind the API: one solution per directed pair over the auction's own pools. Within a pair the
+ * router routes the aggregate at one price; the wire's uniform prices cannot hold two directions of one pair (fees
+ * differ), so pairs are separate solutions, which the driver merges where their prices agree.
+ */
+export class AmmRouterEngine implements SolverEngine {
+  readonly name = 'amm-router';
+  constructor(
+    private readonly network: EngineNetwork,
+    private readonly maxTrades = 20,
+  ) {}
+
+  async solve(auction: SolverAuction): Promise<SolverSolution[]> {
+    const amm = this.network.amm;
+    if (!amm) return [];
+    const internal = internalAuction(auction, this.network);
+    const snapshot = poolSnapshot(auction);
+    const router = new AmmRouter({
+      client: this.network.client,
+      factory: amm.factory,
+      router: amm.router,
+      settlement: this.network.settlement,
+      connectors: this.network.connectors,
+      wrappedNative: this.network.wrappedNative,
+      pools: { snapshot: async () => snapshot },
+      maxTrades: this.maxTrades,
+    });
+    // directed pairs, oldest order first
+    const byPair = new Map<string, SolvableOrder[]>();
+    const orders = [...internal.orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1));
+    for (const order of orders) {
+      const key = `${order.sellToken.toLowerCase()}>${order.buyToken.toLowerCase()}`;
+      byPair.set(key, [...(byPair.get(key) ?? []), order]);
+    }
+    const used = new Map<string, bigint>();
+    const solutions: Solution[] = [];
+    let trades = 0;
+    for (const group of byPair.values()) {
+      if (trades >= this.maxTrades) break;
+      const funded: SolvableOrder[] = [];
+      for (const order of group) {
+        const available = order.available - (used.get(`${order.owner}:${order.sellToken}`) ?? 0n);
+        if (available > 0n) funded.push({ ...order, available });
+      }
+      if (funded.length === 0) continue;
+      const [solution] = await router.solve({ ...internal, orders: funded.slice(0, this.maxTrades - trades) });
+      if (!solution || solution.trades.length === 0) continue;
+      for (const t of solution.trades) {
+        const k = `${t.order.owner}:${t.order.sellToken}`;
+        used.set(k, (used.get(k) ?? 0n) + t.executedSell);
+      }
+      trades += solution.trades.length;
+      solutions.push(solution);
+    }
+    return numbered(solutions);
+  }
+}
+
+/** An internal `Solver` (any algorithm over our auction type) behind the API: for tests and custom engines. */
+export class InternalSolverEngine implements SolverEngine {
+  constructor(
+    private readonly solver: Solver,
+    private readonly network: Pick<EngineNetwork, 'chainId' | 'settlement'>,
+  ) {}
+  get name(): string {
+    return this.solver.name;
+  }
+  async solve(auction: SolverAuction): Promise<SolverSolution[]> {
+    return numbered(await this.solver.solve(internalAuction(auction, this.network)));
+  }
+}
+
+export function builtInEngine(name: BuiltInEngineName, network: EngineNetwork): SolverEngine {
+  return name === 'cow-matcher' ? new CowMatcherEngine(network) : new AmmRouterEngine(network);
+}
+
+export class EngineBusyError extends Error {
+  constructor(name: string) {
+    super(`${name}: too many auctions at once`);
+    this.name = 'EngineBusyError';
+  }
+}
+
+/** The codec and a bound on concurrent auctions in front of an engine. */
+export class EngineService {
+  private active = 0;
+  readonly notifications: WireNotification[] = [];
+
+  constructor(
+    readonly engine: SolverEngine,
+    /** auctions solved at once; one more is refused with EngineBusyError (HTTP 429) */
+    private readonly maxConcurrent = 2,
+  ) {}
+
+  /** A `/solve` body (JSON text or value) → the `{solutions}` JSON value. CodecError when malformed. */
+  async solve(body: unknown): Promise<unknown> {
+    const auction = decodeAuction(body);
+    if (this.active >= this.maxConcurrent) throw new EngineBusyError(this.engine.name);
+    this.active++;
+    try {
+      return encodeSolveResponse({ solutions: await this.engine.solve(auction) });
+    } finally {
+      this.active--;
+    }
+  }
+
+  /** A `/notify` body: checked and kept (the last 100). */
+  notify(body: unknown): WireNotification {
+    const n = decodeNotification(body);
+    this.notifications.push(n);
+    if (this.notifications.length > 100) this.notifications.shift();
+    return n;
+  }
+}
+

@@ -1,0 +1,61 @@
+/**
+ * The Solver Engine API (issue 12): the one boundary between auctions and every solver engine. The pieces:
+ * `schemas.ts` + `codec.ts` (the wire format), `auction-encoder.ts` (our auction → `Auction`),
+ * `solution-check.ts` (`Solution` → ours, checked), `engine-client.ts` (engines as competition `Solver`s,
+ * notify), `engines.ts` (our built-in engines behind the API), `routes.ts` (them over HTTP).
+ *
+ * @example
+ *   const engines = buildSolverEngines(network, { engines: [{ name: 'mine', url: 'http://127.0.0.1:9000' }], timeLimitMs: 2000 });
+ *   startAuctionLoop({ ..., solvers: engines.solvers });
+ *   registerSolverEngineRoutes(server, { engines: engines.services, prefix: '/devnet' });
+ */
+import type { Address } from 'viem';
+import type { ChainNetwork } from '../chain/network.js';
+import { AuctionEncoder } from './auction-encoder.js';
+import { EngineSolver, httpTransport, localTransport, type EngineLogger } from './engine-client.js';
+import { builtInEngine, BUILT_IN_ENGINES, EngineService, type BuiltInEngineName } from './engines.js';
+
+export { registerSolverEngineRoutes } from './routes.js';
+export { notifyEngines, EngineSolver, originOf } from './engine-client.js';
+export { BUILT_IN_ENGINES } from './engines.js';
+
+/** One competing engine: built-in by name (url null) or external at `url`. */
+export interface EngineEntry {
+  name: string;
+  url: string | null;
+}
+
+export interface SolverEnginesConfig {
+  /** the competing engines; empty: both built-ins */
+  engines: EngineEntry[];
+  timeLimitMs: number;
+}
+
+export interface SolverEngines {
+  /** the competition's solvers, in the configured order */
+  solvers: EngineSolver[];
+  /** the built-in engines served over HTTP on this network, by name */
+  services: Map<string, EngineService>;
+}
+
+export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesConfig, options: { logger?: EngineLogger; now?: () => number } = {}): SolverEngines {
+  const engineNetwork = { chainId: network.chainId, client: network.client, settlement: network.settlement, amm: network.amm, connectors: network.connectors, wrappedNative: network.wrappedNative };
+  const services = new Map<string, EngineService>(BUILT_IN_ENGINES.map((name) => [name, new EngineService(builtInEngine(name, engineNetwork))]));
+  const encoder = new AuctionEncoder(network, config.timeLimitMs, options.now);
+  const forbiddenTargets = [network.settlement, network.vaultRelayer].map((a) => a.toLowerCase() as Address);
+  const entries = config.engines.length > 0 ? config.engines : BUILT_IN_ENGINES.map((name) => ({ name, url: null }));
+  const solvers = entries.map(
+    (e) =>
+      new EngineSolver({
+        name: e.name,
+        // the driver's own built-ins get their own instances (HTTP callers never make the driver's auctions wait)
+        transport: e.url ? httpTransport(e.url) : localTransport(new EngineService(builtInEngine(e.name as BuiltInEngineName, engineNetwork), 1_000)),
+        encoder,
+        settlement: network.settlement,
+        forbiddenTargets,
+        logger: options.logger,
+        now: options.now,
+      }),
+  );
+  return { solvers, services };
+}

@@ -1,0 +1,98 @@
+/**
+ * Orders between our auction (`SolvableOrder`, with what the chain says about it) and the Solver Engine API's
+ * `Order`. As production's driver sends them: `fullSellAmount`/`fullBuyAmount` are the signed amounts and
+ * `sellAmount`/`buyAmount` what may still be solved — for a partially fillable order the part left and funded
+ * by its owner's balance, at its limit price rounded against the trader (the buy side up for sell orders, the
+ * sell side down for buy orders); a fill-or-kill order always shows its full amounts. The signed fee is 0
+ * (the order book accepts no other since CIP-38). The engine side reads the same fields back into a
+ * `SolvableOrder` whose `remaining`/`available` are those amounts, so engines see exactly what the wire says.
+ */
+import { zeroAddress, type Address, type Hex } from 'viem';
+import type { SolvableOrder } from '../auction/auction-types.js';
+import type { SigningSchemeName } from '../orderbook/orders/order-fields.js';
+import type { SolverOrder, SolverInteraction } from './schemas.js';
+
+const ceilDiv = (x: bigint, y: bigint): bigint => (x + y - 1n) / y;
+const lower = (a: string): Address => a.toLowerCase() as Address;
+
+const SCHEMES: Record<SigningSchemeName, SolverOrder['signingScheme']> = { eip712: 'eip712', ethsign: 'ethSign', presign: 'preSign', eip1271: 'eip1271' };
+const SCHEMES_BACK = Object.fromEntries(Object.entries(SCHEMES).map(([k, v]) => [v, k])) as Record<SolverOrder['signingScheme'], SigningSchemeName>;
+
+/** What is left to solve of an order, in both tokens, at its limit price (see the module comment). */
+export function solvableAmounts(o: Pick<SolvableOrder, 'kind' | 'partiallyFillable' | 'sellAmount' | 'buyAmount' | 'remaining' | 'available'>): { sell: bigint; buy: bigint } {
+  if (!o.partiallyFillable) return { sell: o.sellAmount, buy: o.buyAmount };
+  if (o.kind === 'sell') {
+    const sell = o.remaining < o.available ? o.remaining : o.available;
+    return { sell, buy: ceilDiv(sell * o.buyAmount, o.sellAmount) };
+  }
+  const byBalance = (o.available * o.buyAmount) / o.sellAmount;
+  const buy = o.remaining < byBalance ? o.remaining : byBalance;
+  return { sell: (buy * o.sellAmount) / o.buyAmount, buy };
+}
+
+function interaction(i: { target: Address; value: bigint; callData: Hex }): SolverInteraction {
+  return { kind: 'custom', target: i.target, value: i.value, callData: i.callData, allowances: [], inputs: [], outputs: [] };
+}
+
+export function toSolverOrder(o: SolvableOrder): SolverOrder {
+  const { sell, buy } = solvableAmounts(o);
+  return {
+    uid: o.uid,
+    sellToken: o.sellToken,
+    buyToken: o.buyToken,
+    sellAmount: sell,
+    fullSellAmount: o.sellAmount,
+    buyAmount: buy,
+    fullBuyAmount: o.buyAmount,
+    feePolicies: [],
+    validTo: o.validTo,
+    kind: o.kind,
+    receiver: o.receiver ?? zeroAddress,
+    owner: o.owner,
+    partiallyFillable: o.partiallyFillable,
+    preInteractions: o.preInteractions.map(interaction),
+    postInteractions: o.postInteractions.map((i) => ({ target: i.target, value: i.value, callData: i.callData })),
+    sellTokenSource: o.sellTokenBalance,
+    buyTokenDestination: o.buyTokenBalance,
+    class: o.class === 'market' ? 'market' : 'limit',
+    appData: o.appData,
+    signingScheme: SCHEMES[o.signingScheme],
+    signature: o.signature,
+  };
+}
+
+/** The engine side's view of a wire order; `position` (its index in the auction) stands in for its creation time. */
+export function fromSolverOrder(o: SolverOrder, position: number): SolvableOrder {
+  const sellAmount = o.fullSellAmount ?? o.sellAmount;
+  const receiver = o.receiver ? lower(o.receiver) : null;
+  return {
+    uid: o.uid.toLowerCase() as Hex,
+    owner: lower(o.owner),
+    created: position,
+    sellToken: lower(o.sellToken),
+    buyToken: lower(o.buyToken),
+    receiver: receiver === zeroAddress ? null : receiver,
+    sellAmount,
+    buyAmount: o.fullBuyAmount,
+    validTo: o.validTo,
+    appData: o.appData.toLowerCase() as Hex,
+    feeAmount: 0n,
+    kind: o.kind,
+    partiallyFillable: o.partiallyFillable,
+    sellTokenBalance: o.sellTokenSource,
+    buyTokenBalance: o.buyTokenDestination,
+    class: o.class,
+    signingScheme: SCHEMES_BACK[o.signingScheme],
+    signature: o.signature as Hex,
+    executedSell: 0n,
+    executedBuy: 0n,
+    executedFee: 0n,
+    remaining: o.kind === 'sell' ? o.sellAmount : o.buyAmount,
+    // a buy order may pay up to its limit for what is left
+    available: o.kind === 'sell' ? o.sellAmount : o.buyAmount === o.fullBuyAmount ? sellAmount : ceilDiv(o.buyAmount * sellAmount, o.fullBuyAmount),
+    preInteractions: [],
+    postInteractions: [],
+    hookGas: 0n,
+    quote: null,
+  };
+}

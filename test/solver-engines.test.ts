@@ -1,0 +1,183 @@
+/**
+ * Solver engines over the official Solver Engine API, on the real devnet (issue 12). A node runs its auctions
+ * with SOLVERS listing external engines written here — real HTTP servers speaking the API — next to the
+ * built-in ones. A market maker engine quoting better than the pools wins and settles through GPv2Settlement;
+ * engines answering a zero price, a price beyond the limit, too late, or a solution that reverts in
+ * simulation are refused with the API's notify kinds while the others still settle; and the built-in engines
+ * answer over HTTP exactly as in process.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { encodeFunctionData, maxUint256, parseAbi, type Address, type Hex, type LocalAccount } from 'viem';
+import { startTestApp, type TestApp } from './fixtures/app.js';
+import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
+import { call } from './fixtures/orders.js';
+import { upstreamValidators } from './fixtures/solvers-openapi.js';
+import { builtInEngine, EngineService } from '../src/solver-api/engines.js';
+
+const ERC20 = parseAbi(['function transfer(address, uint256) returns (bool)', 'function transferFrom(address, address, uint256) returns (bool)', 'function approve(address, uint256) returns (bool)']);
+type Mode = 'good' | 'zero' | 'limit' | 'slow' | 'revert';
+const MODES: Mode[] = ['good', 'zero', 'limit', 'slow', 'revert'];
+type WireOrder = { uid: Hex; sellToken: Address; buyToken: Address; sellAmount: string; buyAmount: string; kind: string };
+type WireAuction = { id: string; orders: WireOrder[]; tokens: Record<string, unknown>; liquidity: unknown[]; deadline: string };
+
+describe('solver engines over the Solver Engine API', () => {
+  const upstream = upstreamValidators();
+  let app: TestApp;
+  let t: Trading;
+  let engines: Server;
+  let marketMaker: LocalAccount;
+  /** orders the external engines act on, with the buy amount the market maker pays */
+  const quotes = new Map<Hex, bigint>();
+  let goodOn = true;
+  const received = new Map<Mode, WireAuction[]>(MODES.map((m) => [m, []]));
+  const notified = new Map<Mode, Array<{ auctionId: string; solutionId?: number; kind: string }>>(MODES.map((m) => [m, []]));
+  const invalidAuctions: string[] = [];
+
+  const body = (req: IncomingMessage) => new Promise<string>((resolve) => {
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => resolve(text));
+  });
+
+  /** What each external engine answers for an auction. */
+  function solve(mode: Mode, auction: WireAuction): unknown[] {
+    const settlement = app.networks[0]!.settlement;
+    const out: unknown[] = [];
+    for (const order of auction.orders) {
+      const pays = quotes.get(order.uid.toLowerCase() as Hex);
+      if (pays === undefined || order.kind !== 'sell') continue;
+      if (mode === 'good' && !goodOn) continue;
+      const sell = BigInt(order.sellAmount);
+      // the market maker's tokens come in through a custom interaction it declares, the trader's go out to it
+      const rfq = (buy: bigint, from: Address) => [
+        { kind: 'custom', target: order.buyToken, value: '0', callData: encodeFunctionData({ abi: ERC20, functionName: 'transferFrom', args: [from, settlement, buy] }), allowances: [], inputs: [], outputs: [{ token: order.buyToken, amount: buy.toString() }] },
+        { kind: 'custom', target: order.sellToken, value: '0', callData: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [from, sell] }), allowances: [], inputs: [{ token: order.sellToken, amount: sell.toString() }], outputs: [] },
+      ];
+      const solution = (buy: bigint, interactions: unknown[], prices = { [order.sellToken]: buy.toString(), [order.buyToken]: sell.toString() }) => ({
+        id: out.length,
+        prices,
+        trades: [{ kind: 'fulfillment', order: order.uid, executedAmount: sell.toString() }],
+        interactions,
+        preInteractions: [],
+        postInteractions: [],
+        gas: 200000,
+      });
+      if (mode === 'good') out.push(solution(pays, rfq(pays, marketMaker.address)));
+      if (mode === 'zero') out.push(solution(pays, rfq(pays, marketMaker.address), { [order.sellToken]: '0', [order.buyToken]: sell.toString() }));
+      if (mode === 'limit') {
+        const below = BigInt(order.buyAmount) / 2n;
+        out.push(solution(below, rfq(below, marketMaker.address)));
+      }
+      // promises even more, from an account that never approved the settlement: the transferFrom reverts
+      if (mode === 'revert') out.push(solution((pays * 105n) / 100n, rfq((pays * 105n) / 100n, '0x000000000000000000000000000000000000dead')));
+    }
+    return out;
+  }
+
+  before(async () => {
+    engines = createServer(async (req, res) => {
+      const [, , mode, op] = (req.url ?? '').split('/') as [string, string, Mode, string];
+      const text = await body(req);
+      if (op === 'notify') {
+        notified.get(mode)?.push(JSON.parse(text));
+        res.writeHead(200).end('{}');
+        return;
+      }
+      const auction = JSON.parse(text) as WireAuction;
+      if (!upstream.auction(auction)) invalidAuctions.push(upstream.errors(upstream.auction));
+      received.get(mode)?.push(auction);
+      if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 8_000)); // the engine's own slowness, past the time limit
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ solutions: solve(mode, auction) }));
+    });
+    await new Promise<void>((resolve) => engines.listen(0, '127.0.0.1', resolve));
+    const port = (engines.address() as AddressInfo).port;
+    const solvers = [...MODES.map((m) => `${m}=http://127.0.0.1:${port}/e/${m}`), 'cow-matcher', 'amm-router'].join(',');
+    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '3000' });
+    t = trading(app);
+    marketMaker = await t.freshAccount([{ token: 'USDC', amount: '100000' }]);
+    await t.send(marketMaker, t.tokens.USDC, encodeFunctionData({ abi: ERC20, functionName: 'approve', args: [app.networks[0]!.settlement, maxUint256] }));
+  });
+
+  after(async () => {
+    await app?.stop();
+    engines?.closeAllConnections();
+    await new Promise((resolve) => engines?.close(resolve));
+  });
+
+  const competitions = () => app.auctionLoops.get('devnet')!.competitions;
+  const order = async (uid: Hex) => (await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}`)).body as { status: string; executedBuyAmount: string };
+
+  it('an external engine with a better price wins against the built-ins and settles; refused engines hear why', async () => {
+    const trader = await t.freshAccount([{ token: 'WETH', amount: '2' }]);
+    const market = await t.marketOut(E18, [t.tokens.WETH, t.tokens.USDC]);
+    const uid = await t.place(trader, { sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, sellAmount: E18, buyAmount: (market * 90n) / 100n, kind: 'sell' });
+    const pays = (market * 101n) / 100n;
+    quotes.set(uid.toLowerCase() as Hex, pays);
+    await waitFor('the order filled', async () => ((await order(uid)).status === 'fulfilled' ? true : null), 90_000);
+    assert.equal((await order(uid)).executedBuyAmount, pays.toString(), 'the trader got the market maker price, 1 % above the pool');
+    const success = await waitFor('success notified to the winning engine', async () => notified.get('good')!.find((n) => n.kind === 'success'));
+    const competition = await competitions().byAuctionId(Number(success.auctionId));
+    assert.ok(competition);
+    const byEngine = new Map(competition.solutions.map((s) => [s.solver, s]));
+    assert.equal(byEngine.get('good')?.isWinner, true);
+    assert.deepEqual(byEngine.get('good')?.orders.map((o) => [o.id, o.buyAmount]), [[uid, pays.toString()]]);
+    // the refused ones are on the record with their engine's name and why
+    assert.match(byEngine.get('zero')?.filterReason ?? '', /clearing price 0/);
+    assert.match(byEngine.get('limit')?.filterReason ?? '', /limit price/);
+    assert.match(byEngine.get('revert')?.filterReason ?? '', /^simulation/);
+    assert.ok(byEngine.get('amm-router') && !byEngine.get('amm-router')!.isWinner, 'the built-in router competed and lost');
+    assert.equal(byEngine.has('slow'), false, 'a late engine has no solution');
+    const kinds = async (mode: Mode, kind: string) => waitFor(`${mode} told ${kind}`, async () => notified.get(mode)!.some((n) => n.auctionId === success.auctionId && n.kind === kind));
+    await kinds('zero', 'invalidClearingPrices');
+    await kinds('limit', 'invalidClearingPrices');
+    await kinds('revert', 'simulationFailed');
+    await kinds('slow', 'timeout');
+    assert.deepEqual(invalidAuctions, [], 'every auction sent validates against the upstream document');
+    const auction = received.get('good')!.find((a) => a.id === success.auctionId)!;
+    assert.ok(auction.liquidity.length > 0, 'the devnet pools are sent as liquidity');
+    assert.ok(Date.parse(auction.deadline) > Date.now() - 120_000);
+  });
+
+  it('with the better engine silent, the built-ins still settle while the faulty engines are refused', async () => {
+    goodOn = false;
+    const trader = await t.freshAccount([{ token: 'WETH', amount: '2' }]);
+    const market = await t.marketOut(E18 / 2n, [t.tokens.WETH, t.tokens.USDC]);
+    const uid = await t.place(trader, { sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, sellAmount: E18 / 2n, buyAmount: (market * 90n) / 100n, kind: 'sell' });
+    quotes.set(uid.toLowerCase() as Hex, (market * 101n) / 100n);
+    await waitFor('the order filled', async () => ((await order(uid)).status === 'fulfilled' ? true : null), 90_000);
+    const competition = await waitFor('its winning competition', async () => {
+      const c = await competitions().latestForOrder(uid);
+      return c?.solutions.some((s) => s.isWinner && s.orders.some((o) => o.id === uid)) ? c : null;
+    });
+    const winner = competition.solutions.find((s) => s.isWinner)!;
+    assert.equal(winner.solver, 'amm-router');
+    for (const engine of ['zero', 'limit', 'revert']) assert.ok(competition.solutions.some((s) => s.solver === engine && s.filteredOut), `${engine} refused`);
+    await waitFor('revert engine told simulationFailed again', async () => notified.get('revert')!.some((n) => n.auctionId === String(competition.auctionId) && n.kind === 'simulationFailed'));
+  });
+
+  it('the built-in engines answer over HTTP exactly as in process, with solutions valid under the document', async () => {
+    const network = app.networks[0]!;
+    const auction = received.get('zero')!.at(-1)!;
+    for (const name of ['amm-router', 'cow-matcher'] as const) {
+      const inProcess = await new EngineService(builtInEngine(name, network)).solve(auction);
+      for (const path of [`/solvers/${name}/solve`, `/devnet/solvers/${name}/solve`]) {
+        const res = await call(app.baseUrl, 'POST', path, auction);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual(res.body, inProcess);
+        assert.ok(upstream.solveResponse(res.body), upstream.errors(upstream.solveResponse));
+      }
+    }
+    const routed = (await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', auction)).body as { solutions: unknown[] };
+    assert.ok(routed.solutions.length > 0, 'the router answers the auction with a solution');
+    const bad = await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', { ...auction, effectiveGasPrice: '12abc' });
+    assert.equal(bad.status, 400);
+    assert.match((bad.body as { message: string }).message, /effectiveGasPrice/);
+    assert.equal((await call(app.baseUrl, 'POST', '/solvers/nobody/solve', auction)).status, 404);
+    const notify = await call(app.baseUrl, 'POST', '/solvers/amm-router/notify', { auctionId: auction.id, solutionId: 0, kind: 'success' });
+    assert.equal(notify.status, 200);
+  });
+});
