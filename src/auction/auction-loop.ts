@@ -7,7 +7,7 @@
  *
  * One cycle runs at a time; blocks that arrive meanwhile collapse into one more cycle on the newest block.
  *
- * When the best solution's settlement does not simulate, the orders that make it revert are looked for
+ * When no solution's settlement simulates, the orders that make the best one revert are looked for
  * (`findFailingOrders`), excluded for `exclusionBlocks` blocks with a `filtered` order event naming why, and the
  * competition runs again in the same auction without them, so one bad order no longer blocks its batch.
  *
@@ -153,9 +153,10 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
     const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
     if (!driver) return { ranked, plan };
-    // the solutions ranked above the winner (all, without one) that failed the simulation
-    const winnerAt = ranked.findIndex((r) => r.isWinner);
-    const failed = ranked.slice(0, winnerAt < 0 ? ranked.length : winnerAt).find((r) => r.filteredOut && r.reason?.startsWith('simulation:'));
+    // only when nothing could win: a solution that fails while another settles its orders blames its solver (which
+    // hears `simulationFailed`), not the orders; and bisecting re-asks the solver, which an external engine answers slowly
+    if (ranked.some((r) => r.isWinner)) return { ranked, plan };
+    const failed = ranked.find((r) => r.filteredOut && r.reason?.startsWith('simulation:'));
     const solver = failed && solvers.find((s) => s.name === failed.solution.solver);
     if (!failed || !solver) return { ranked, plan };
     const bad = await findFailingOrders(auction, solver, failed.solution, (s) => driver.prepare(s, auction.id));
