@@ -82,6 +82,14 @@ export function poolSnapshot(auction: SolverAuction): PoolSnapshot {
 export function wireSolution(solution: Solution, id: number): SolverSolution | null {
   const traded = new Set(solution.trades.flatMap((t) => [t.order.sellToken, t.order.buyToken]));
   let prices: Map<Address, bigint> | null = new Map([...solution.clearingPrices].filter(([t]) => traded.has(t)));
+  // one directed pair at one price pair (the AMM router's aggregate): those are the solution's uniform prices
+  const [directed, ...more] = solution.directedPrices ?? [];
+  if (prices.size < traded.size && directed && more.length === 0 && traded.size === 2 && traded.has(directed.sellToken) && traded.has(directed.buyToken)) {
+    prices = new Map([
+      [directed.sellToken, directed.sellPrice],
+      [directed.buyToken, directed.buyPrice],
+    ]);
+  }
   if (prices.size === traded.size && solution.trades.length > 0) {
     const asContract: ProposedTrade[] = [];
     for (const trade of solution.trades) {
