@@ -19,16 +19,13 @@ import { skipUnless } from '../fixtures/required-services.js';
 import { createTestPostgres, type TestPostgres } from '../fixtures/databases.js';
 import { makeOrder, orderBody, signOrder, uidOf, type OrderBody } from '../fixtures/orders.js';
 import { startNode, type NodeProcess } from './node-process.js';
+import { figure } from './figures.js';
 
 const SUBMISSIONS = Number(process.env.FAULT_ORDERS ?? 2000);
 
 interface DevnetInfo {
   tokens: Array<{ symbol: string; address: Address }>;
   accounts: Array<{ role: string; privateKey: Hex; address: Address }>;
-}
-
-export function figure(name: string, value: unknown): void {
-  process.stdout.write(`FAULT-FIGURE ${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
 }
 
 for (const engine of ['postgres', 'pglite'] as const) {
