@@ -55,6 +55,8 @@ export interface StartOptions {
   now?: () => number;
   /** metrics registry (default: a new one with process metrics) */
   metrics?: Metrics;
+  /** the node's own JSON-RPC traffic to the devnet goes to this URL instead (tests: a fault-injecting proxy) */
+  devnetRpcVia?: (anvilRpcUrl: string) => Promise<string>;
 }
 
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
@@ -98,7 +100,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 
     // the networks served
     const networks: ChainNetwork[] = [];
-    if (devnet) networks.push(await devnetNetwork(devnet, config));
+    if (devnet) networks.push(await devnetNetwork(options.devnetRpcVia ? { ...devnet, rpcUrl: await options.devnetRpcVia(devnet.rpcUrl) } : devnet, config));
     for (const [chainId, url] of config.rpcUrls) {
       logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
       networks.push(await rpcNetwork(chainId, url, config));
