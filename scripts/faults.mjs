@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run faults`: the fault suites with real processes — the heavy ones under test/faults/ (*.fault.ts, which
-// `npm test` does not pick up) and the quick ones that `npm test` runs too (test/faults-quick.test.ts) — one
+// `npm test` does not pick up) and the quick ones that `npm test` runs too (test/faults-quick.test.ts and the
+// providers' fallback tests) — one
 // file at a time, then a summary of the figures the suites print (`FAULT-FIGURE name: value` lines).
 // Usage: npm run faults [-- <path filter> ...]   FAULT_ORDERS=<n> changes the kill -9 load (default 2000).
 import { readdirSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 
 const filters = process.argv.slice(2);
-const files = ['test/faults-quick.test.ts', ...readdirSync('test/faults').filter((f) => f.endsWith('.fault.ts')).sort().map((f) => join('test/faults', f))]
+// providers.test.ts: provider timeouts and 5xx hand over to the fallback within the outbound timeout, and nothing
+// transient is cached as "no data" (a real HTTP server playing each provider)
+const files = ['test/faults-quick.test.ts', 'src/providers/providers.test.ts', ...readdirSync('test/faults').filter((f) => f.endsWith('.fault.ts')).sort().map((f) => join('test/faults', f))]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (files.length === 0) { console.error('no fault suite matched'); process.exit(1); }
 

@@ -1,7 +1,8 @@
 /**
  * A reorg on the devnet past a settlement (evm_snapshot before the order, evm_revert after it settled, then new
  * blocks past the old head): the node corrects what it derived from the lost branch — the trade is retracted,
- * the order is open again with nothing executed, and the balances served are the branch's balances again.
+ * the order is open again with nothing executed and its `traded` event retracted (status no longer "traded"), the competition no longer points at the lost transaction
+ * (by_tx_hash 404; the competition itself stays), and the balances served are the branch's balances again.
  * The auction loop is stopped before the revert, so that the reopened order is not simply settled again.
  */
 import { after, before, describe, it } from 'node:test';
@@ -40,7 +41,11 @@ describe('a reorg past a settlement', () => {
       return trades.status === 200 && trades.body.length === 1 ? (trades.body[0] as { txHash: Hex; blockNumber: number }) : null;
     }, 180_000, 250);
     assert.equal((await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}`)).body.status, 'fulfilled');
-    assert.equal((await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/by_tx_hash/${trade.txHash}`)).status, 200);
+    const settledBy = await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/by_tx_hash/${trade.txHash}`);
+    assert.equal(settledBy.status, 200);
+    const auctionId = settledBy.body.auctionId as number;
+    assert.equal((await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}/status`)).body.type, 'traded');
+    assert.equal(typeof auctionId, 'number');
     await waitFor('the balances to show the trade', async () => (await balanceOf()) !== before, 60_000, 250);
 
     await app.auctionLoops.get('devnet')?.stop();
@@ -61,8 +66,12 @@ describe('a reorg past a settlement', () => {
     }, 120_000, 250);
     assert.equal(order.executedSellAmount, '0');
     assert.equal(order.executedBuyAmount, '0');
+    const status = await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}/status`);
+    assert.notEqual(status.body.type, 'traded', 'the traded event is retracted');
     await waitFor('the balances of the surviving branch', async () => (await balanceOf()) === before, 120_000, 250);
-    const competition = await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/by_tx_hash/${trade.txHash}`);
-    figure('reorg.competition_by_lost_tx_hash_status', competition.status);
+    const lost = await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/by_tx_hash/${trade.txHash}`);
+    assert.equal(lost.status, 404, 'the competition no longer points at a transaction of the lost branch');
+    assert.equal(lost.body.errorType, 'NotFound');
+    assert.equal((await call(app.baseUrl, 'GET', `/devnet/api/v1/solver_competition/${auctionId}`)).status, 200, 'the competition itself took place');
   });
 });
