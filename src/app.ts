@@ -56,6 +56,8 @@ export interface StartOptions {
   now?: () => number;
   /** metrics registry (default: a new one with process metrics) */
   metrics?: Metrics;
+  /** the node's own JSON-RPC traffic to the devnet goes to this URL instead (tests: a fault-injecting proxy) */
+  devnetRpcVia?: (anvilRpcUrl: string) => Promise<string>;
 }
 
 /** What every wiring step of `startApp` shares: the configuration, the log, the shutdown steps and the abort. */
@@ -153,9 +155,9 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
 
 /** The networks served (the devnet, then each RPC_URL_<chainId>), each checked against the chain it was indexed from. */
 async function connectNetworks(w: Wiring, database: Database, devnet: Devnet | null): Promise<{ networks: ChainNetwork[]; defaultNetwork: string | null }> {
-  const { config, logger } = w;
+  const { config, logger, options } = w;
   const networks: ChainNetwork[] = [];
-  if (devnet) networks.push(await devnetNetwork(devnet, config));
+  if (devnet) networks.push(await devnetNetwork(options.devnetRpcVia ? { ...devnet, rpcUrl: await options.devnetRpcVia(devnet.rpcUrl) } : devnet, config));
   for (const [chainId, url] of config.rpcUrls) {
     logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
     networks.push(await rpcNetwork(chainId, url, config));

@@ -125,6 +125,7 @@ export class CompetitionStore {
       .select('auction_id')
       .where('chain_id', '=', this.chainId)
       .where('tx_hash', '=', toBytes(txHash))
+      .where('status', '!=', 'reorged') // its block was reorganised away (chain/indexer/rewind.ts)
       .executeTakeFirst();
     return hit ? this.byAuctionId(Number(hit.auction_id)) : null;
   }

@@ -9,7 +9,8 @@ import type { Address, Hex } from 'viem';
 import { fromNumeric, toBytes, toHex, toNumeric } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
 
-export type SubmissionStatus = 'pending' | 'mined' | 'settled' | 'reverted' | 'dropped' | 'failed';
+/** `reorged`: mined in a block a reorg removed (set by chain/indexer/rewind.ts) */
+export type SubmissionStatus = 'pending' | 'mined' | 'settled' | 'reverted' | 'dropped' | 'failed' | 'reorged';
 
 /** Blocks after which a mined submission whose trades never got indexed (a reorg) stops holding its orders. */
 const MINED_HOLD_BLOCKS = 64;

@@ -55,6 +55,8 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
     retryCount: options.retryCount ?? 4,
     baseDelayMs: options.retryBaseDelayMs ?? 200,
     maxDelayMs: 5_000,
+    // retries fit in the request timeout: an RPC node that stalls costs a call one timeout, not five
+    budgetMs: timeoutMs,
   });
   return createPublicClient({
     chain: chainDefinition(chainId, rpcUrl, options.multicallAddress),

@@ -7,6 +7,7 @@
  *   const proxy = await startFaultyRpcProxy(anvilUrl);
  *   proxy.failNext(2, 503);            // the next two HTTP requests get 503
  *   proxy.maxLogRange = 10;            // eth_getLogs over more than 10 blocks is refused
+ *   proxy.stalled = true;              // requests are held (a node that stopped answering) until set false
  *   await proxy.close();
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -25,6 +26,8 @@ export interface FaultyRpcProxy {
   failNext(count: number, status?: number): void;
   /** refuse every HTTP request with 503 until set back to false */
   down: boolean;
+  /** hold every HTTP request (a stalled node) until set back to false, then forward it */
+  stalled: boolean;
   /** refuse eth_getLogs spanning more blocks than this (null: no limit) */
   maxLogRange: number | null;
   /** HTTP requests received, and JSON-RPC calls by method */
@@ -60,6 +63,10 @@ export async function startFaultyRpcProxy(upstream: string): Promise<FaultyRpcPr
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     counts.http++;
     const body = await readBody(req);
+    let gone = false;
+    res.once('close', () => (gone = true));
+    while (proxy.stalled && !gone) await new Promise((r) => setTimeout(r, 50));
+    if (gone) return; // the client gave up (its timeout) while the node stalled
     if (proxy.down || failCount > 0) {
       if (failCount > 0) failCount--;
       counts.failed++;
@@ -101,6 +108,7 @@ export async function startFaultyRpcProxy(upstream: string): Promise<FaultyRpcPr
       failStatus = status;
     },
     down: false,
+    stalled: false,
     maxLogRange: null,
     counts,
     close() {

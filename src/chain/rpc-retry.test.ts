@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpRequestError, InternalRpcError, LimitExceededRpcError, RpcRequestError, ResponseBodyTooLargeError, TimeoutError, MethodNotFoundRpcError } from 'viem';
-import { backoffDelay, isLogRangeTooLarge, isTransientRpcError } from './rpc-retry.js';
+import type { Transport } from 'viem';
+import { backoffDelay, isLogRangeTooLarge, isTransientRpcError, withJitteredRetry } from './rpc-retry.js';
 
 describe('backoffDelay', () => {
   it('grows exponentially up to the cap, never above the ceiling', () => {
@@ -54,5 +55,29 @@ describe('isTransientRpcError', () => {
     const tooBig = new ResponseBodyTooLargeError({ maxSize: 10, size: 20 });
     assert.equal(isLogRangeTooLarge(tooBig), true, 'a response over the transport limit');
     assert.equal(isTransientRpcError(tooBig), false, 'retrying the same range would not help');
+  });
+});
+
+describe('withJitteredRetry with a budget', () => {
+  // a node that answers every request with a timeout after 40 ms (a stalled node behind a short timeout)
+  const stalled = (attempts: { n: number }) =>
+    (() => ({
+      config: { key: 'stalled', name: 'stalled', type: 'custom', retryCount: 0, request: async () => undefined },
+      request: async () => {
+        attempts.n++;
+        await new Promise((r) => setTimeout(r, 40));
+        throw new TimeoutError({ body: {}, url: 'http://stalled' });
+      },
+      value: undefined,
+    })) as unknown as Transport;
+
+  it('stops retrying once the budget is spent, where without one it makes every attempt', async () => {
+    const bounded = { n: 0 };
+    const unbounded = { n: 0 };
+    const policy = { retryCount: 10, baseDelayMs: 1, maxDelayMs: 1 };
+    await assert.rejects(withJitteredRetry(stalled(bounded), { ...policy, budgetMs: 40 })({} as never).request({ method: 'eth_blockNumber' }), TimeoutError);
+    await assert.rejects(withJitteredRetry(stalled(unbounded), policy)({} as never).request({ method: 'eth_blockNumber' }), TimeoutError);
+    assert.equal(bounded.n, 1, 'the first timeout spent the budget');
+    assert.equal(unbounded.n, 11);
   });
 });

@@ -17,6 +17,9 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** source of randomness in [0, 1) (tests pin it) */
   random?: () => number;
+  /** no retry starts (and no backoff runs past) this long after the call began: a stalled node costs a call
+   *  one timeout, not one per attempt (default: no budget) */
+  budgetMs?: number;
 }
 
 /** "Full jitter": a uniform wait in [0, min(max, base × 2^attempt)]; attempt counts from 0. */
@@ -110,6 +113,7 @@ export function withJitteredRetry<T extends Transport>(inner: T, policy: RetryPo
     const base = inner({ ...params, retryCount: 0 });
     const request = async (args: { method: string; params?: unknown }, options?: { signal?: AbortSignal; retryCount?: number }) => {
       const retries = options?.retryCount ?? policy.retryCount;
+      const deadline = policy.budgetMs === undefined ? Infinity : Date.now() + policy.budgetMs;
       for (let attempt = 0; ; attempt++) {
         try {
           return await base.request(args as never, { ...options, retryCount: 0 } as never);
@@ -119,8 +123,9 @@ export function withJitteredRetry<T extends Transport>(inner: T, policy: RetryPo
             options?.signal?.aborted ||
             !isTransientRpcError(error) ||
             (args.method === 'eth_getLogs' && isLogRangeTooLarge(error));
-          if (final) throw error;
-          await sleep(backoffDelay(attempt, policy), options?.signal);
+          const delay = backoffDelay(attempt, policy);
+          if (final || Date.now() + delay >= deadline) throw error;
+          await sleep(delay, options?.signal);
         }
       }
     };

@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrateToLatest } from './migrate.js';
+import { guardPool } from './unavailable.js';
 import { preparePgliteDataDir } from './pglite-init.js';
 import type { DB } from './schema.js';
 
@@ -55,7 +56,7 @@ export async function openDatabase(target: DatabaseTarget, options: { migrate?: 
     });
     // A broken idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: guardPool(pool) }) });
   }
   if (options.migrate !== false) {
     try {

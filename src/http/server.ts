@@ -20,6 +20,7 @@ import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identi
 import type { RateLimitConfig } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
+import { databaseUnavailableIn } from '../db/unavailable.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
 
@@ -136,6 +137,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
       // Fastify/Node parse failures (e.g. malformed JSON: SyntaxError with statusCode 400)
       const errorType = status === 400 ? 'InvalidParameter' : status === 404 ? 'NotFound' : 'BadRequest';
       return reply4xx(request, reply, status, errorType, error.message);
+    }
+    if (databaseUnavailableIn(error)) {
+      // PostgreSQL stopped or unreachable: a quick 503 the client may retry, not a 500 that reads as a bug
+      request.log.warn({ err: error.message }, 'database unavailable');
+      void reply.header('retry-after', '1');
+      return reply4xx(request, reply, 503, 'ServiceUnavailable', 'the database is unavailable, retry shortly');
     }
     request.log.error({ err: error }, 'unhandled error');
     if (familyOf(request) === 'orderbook') return sendJson(reply, 500, { errorType: 'InternalServerError', description: '' });

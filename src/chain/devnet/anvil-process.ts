@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { forgetAnvilPid, recordAnvilPid, stopOrphanedAnvil } from './orphaned-anvil.js';
 
 /** The devnet is chain 31337, always: with the canonical settlement address a public chain id would make
  *  devnet signatures replayable on that chain. */
@@ -30,6 +31,9 @@ export interface AnvilOptions {
   /** How long to wait for `eth_chainId` to answer. Default 15 s. */
   readyTimeoutMs?: number;
   extraArgs?: string[];
+  /** Where the child's pid is recorded while it runs: an anvil that outlived a killed node (`kill -9` never lets
+   *  node stop it) is found there on the next start and stopped first, which dumps its state (orphaned-anvil.ts). */
+  pidFile?: string | null;
 }
 
 export interface AnvilProcess {
@@ -111,6 +115,7 @@ const TAIL_LINES = 20;
 export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const binary = options.binaryPath ?? resolveAnvilBinary();
   const host = '127.0.0.1';
+  if (options.pidFile) await stopOrphanedAnvil(options.pidFile);
   // Otherwise a server already on the port (say, another anvil) would answer the readiness probe for us.
   if (!(await isPortFree(host, options.port))) {
     throw new AnvilStartError('port-in-use', `port ${options.port} on ${host} is already in use (set DEVNET_PORT to a free port)`);
@@ -131,6 +136,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
     windowsHide: true,
     detached: process.platform !== 'win32',
   });
+  if (options.pidFile && child.pid) recordAnvilPid(options.pidFile, child.pid);
   const tail: string[] = [];
   const keep = (chunk: Buffer): void => {
     for (const line of chunk.toString('utf8').split(/\r?\n/)) {
@@ -146,6 +152,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const exited = new Promise<AnvilExit>((resolve) => {
     child.once('exit', (code, signal) => {
       exitInfo = { code, signal };
+      if (options.pidFile) forgetAnvilPid(options.pidFile, child.pid);
       process.removeListener('exit', killOnParentExit);
       resolve(exitInfo);
     });

@@ -129,6 +129,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const devnetDir = options.dataDir ? join(options.dataDir, 'devnet') : null;
   const statePath = devnetDir ? join(devnetDir, 'state.json') : null;
   const deploymentPath = devnetDir ? join(devnetDir, 'deployment.json') : null;
+  // outside devnetDir (which a fresh start deletes): the anvil a `kill -9`ed node left running is stopped first
+  const pidFile = options.dataDir ? join(options.dataDir, 'anvil.pid') : null;
   const stateInterval = options.stateIntervalSeconds ?? 10;
   const checkAbort = (): void => {
     if (options.signal?.aborted) throw new StartupAborted();
@@ -149,6 +151,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         try {
           anvil = await startAnvil({
             port: options.port,
+            pidFile,
             statePath,
             stateIntervalSeconds: stateInterval,
             genesisTimestamp: record.genesisTimestamp,
@@ -192,6 +195,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       let t = performance.now();
       anvil = await startAnvil({
         port: options.port,
+        pidFile,
         statePath,
         stateIntervalSeconds: stateInterval,
         genesisTimestamp: genesis,

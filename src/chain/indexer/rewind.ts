@@ -1,7 +1,8 @@
 /**
  * Undoes everything indexed above a block (inside the caller's transaction): holder balances are reversed from
  * the transfers being removed, then every event row, pool discovered by a factory and remembered block header
- * above the block is deleted. Returns what the removed rows touched, for listeners.
+ * above the block is deleted; the `traded` order events of removed settlements are retracted and settlement
+ * submissions mined above the block are marked `reorged`. Returns what the removed rows touched, for listeners.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
@@ -80,6 +81,20 @@ export async function rewindAbove(db: Kysely<DB>, chainId: number, block: number
   for (const table of EVENT_TABLES) {
     await db.deleteFrom(table).where('chain_id', '=', chainId).where('block_number', '>', block).execute();
   }
+  // the order book's `traded` events of the removed settlements are retracted (an order keeps one per settlement
+  // transaction that filled it; the newest go): its status and competition status follow the surviving branch
+  if (touched.orderUids.length > 0) {
+    await sql`
+      delete from order_events e using (
+        select x.id,
+          row_number() over (partition by x.order_uid order by x.id desc) as newest,
+          count(*) over (partition by x.order_uid) as traded,
+          (select count(distinct t.tx_hash) from trades t where t.chain_id = x.chain_id and t.order_uid = x.order_uid) as settlements
+        from order_events x
+        where x.chain_id = ${chainId} and x.label = 'traded' and x.order_uid in (${sql.join(touched.orderUids.map(toBytes))})
+      ) surplus
+      where e.id = surplus.id and surplus.newest <= surplus.traded - surplus.settlements`.execute(db);
+  }
   const removed = await db
     .deleteFrom('amm_pools')
     .where('chain_id', '=', chainId)
@@ -88,5 +103,14 @@ export async function rewindAbove(db: Kysely<DB>, chainId: number, block: number
     .returning('address')
     .execute();
   await db.deleteFrom('indexed_blocks').where('chain_id', '=', chainId).where('number', '>', block).execute();
+  // settlement transactions of the lost branch: the competition no longer points at them (by_tx_hash 404) and
+  // they stop holding their orders, which are open again
+  await db
+    .updateTable('competition_settlements')
+    .set({ status: 'reorged', updated_at: sql`now()` } as never)
+    .where('chain_id', '=', chainId)
+    .where('status', 'in', ['mined', 'settled'])
+    .where('block_number', '>', block)
+    .execute();
   return { touched, removedPools: removed.map((r) => toHex(r.address) as Address) };
 }
