@@ -18,6 +18,7 @@ import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identi
 import type { RateLimitConfig } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
+import { answerClientError, answerFrameworkError, documentRequestErrors } from './request-errors.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
 
@@ -94,9 +95,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     ajv: undefined,
     // order UIDs are 114 characters; the default 100 would answer 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    // refusals before any route runs, in the API's envelope (http/request-errors.ts)
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpServer;
 
   server.setValidatorCompiler(buildValidatorCompiler());
+  server.addHook('onRoute', documentRequestErrors);
 
   server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof OrderBookError) {
