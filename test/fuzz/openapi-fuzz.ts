@@ -62,6 +62,12 @@ export interface FuzzContext {
   accounts: string[];
   orderUids: string[];
   hashes: string[];
+  /**
+   * Known-good requests per operation (`METHOD template`, order-book templates without the network prefix),
+   * e.g. signed orders: the generator starts from them as often as from the schema, so that mutations reach
+   * the handlers' logic and not only the validation.
+   */
+  examples?: Record<string, Partial<RequestParts>[]>;
 }
 
 export interface FuzzRequest {
@@ -212,7 +218,7 @@ function conformingType(schema: JsonSchema, ctx: FuzzContext, depth: number): fc
 // ---------------------------------------------------------------------------------------------------------
 // mutation of a whole request (path parameters, query and body as one tree)
 
-interface RequestParts {
+export interface RequestParts {
   path: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: unknown;
@@ -328,7 +334,17 @@ function requestsFor(key: string, method: string, template: string, op: Operatio
   const bodySchema = op.requestBody?.content?.['application/json']?.schema;
   const hasBody = !!op.requestBody;
   const bodyArb = hasBody ? conforming(bodySchema, ctx) : fc.constant(undefined);
-  const partsArb: fc.Arbitrary<RequestParts> = fc.record({ path: pathArb, query: queryArb, body: bodyArb });
+  const fromSchema: fc.Arbitrary<RequestParts> = fc.record({ path: pathArb, query: queryArb, body: bodyArb });
+  const examples = ctx.examples?.[`${method} ${template.replace(/^\/[a-z_]+(?=\/api\/v\d)/, '')}`] ?? [];
+  const partsArb: fc.Arbitrary<RequestParts> = examples.length
+    ? fc.oneof(
+        fromSchema,
+        fc.tuple(fromSchema, fc.constantFrom(...examples)).map(([generated, example]) => {
+          const e = structuredClone(example);
+          return { path: { ...generated.path, ...e.path }, query: e.query ?? generated.query, body: 'body' in e ? e.body : generated.body };
+        }),
+      )
+    : fromSchema;
 
   const toRequest = (mode: string, parts: RequestParts, raw?: { body: string | Uint8Array; contentType: string }): FuzzRequest => {
     const headers: Record<string, string> = {};
@@ -391,7 +407,7 @@ export class ResponseChecker {
     const documented = target.operation.responses[String(status)];
     // Node's HTTP parser refuses request lines and headers over 16 KiB before any route is known
     if (status === 431) {
-      if (request.path.length < 16 * 1024) problems.push({ kind: '431 for a short request', detail: snippet });
+      if (request.path.length < 15 * 1024) problems.push({ kind: '431 for a short request', detail: snippet });
       if (!(parsed && typeof body?.errorType === 'string' && typeof body?.message === 'string')) problems.push({ kind: '431 not in an envelope', detail: snippet });
       return problems;
     }
