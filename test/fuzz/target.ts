@@ -6,7 +6,8 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import { keccak256, toBytes, type Hex } from 'viem';
 import { startTestApp, type TestApp } from '../fixtures/app.js';
-import { call, makeOrder, orderBody, signOrder } from '../fixtures/orders.js';
+import { call, makeOrder, orderBody, signOrder, uidOf, DEVNET_CHAIN_ID } from '../fixtures/orders.js';
+import { orderCancellationsTypedData, orderDomain } from '../../src/protocol/index.js';
 import { affiliateTypedData } from '../../src/aux/affiliate/affiliate-code.js';
 import { subscribeTypedData } from '../../src/aux/notifications/subscription-signatures.js';
 import type { FuzzContext, OpenApiDocument, RequestParts } from './openapi-fuzz.js';
@@ -17,8 +18,9 @@ export interface FuzzTarget {
   ctx: FuzzContext;
 }
 
-export async function startFuzzTarget(): Promise<FuzzTarget> {
-  const app = await startTestApp();
+/** `env`: extra configuration of the node (e.g. `{ AUCTIONS: 'true' }` to have auctions and competitions). */
+export async function startFuzzTarget(env: Record<string, string> = {}): Promise<FuzzTarget> {
+  const app = await startTestApp(env);
   try {
     const docRes = await call(app.baseUrl, 'GET', '/docs/json');
     if (docRes.status !== 200) throw new Error(`GET /docs/json answered ${docRes.status}`);
@@ -41,6 +43,18 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       const owner = traders[i % traders.length]!;
       const o = makeOrder({ sellToken: i % 2 ? usdc : weth, buyToken: i % 2 ? weth : usdc, sellAmount: 10n ** 6n + BigInt(i), buyAmount: 1n, partiallyFillable: i % 3 === 0, kind: i % 4 === 0 ? 'buy' : 'sell' });
       signedOrders.push({ body: orderBody(o, await signOrder(owner, o, i % 5 === 0 ? 'ethsign' : 'eip712'), i % 5 === 0 ? 'ethsign' : 'eip712', owner.address) });
+    }
+    // placed orders and their signed cancellations (DELETE /orders/{UID} signs the batch type too, as upstream): each cancellation succeeds once
+    const cancellations: Partial<RequestParts>[] = [];
+    const batchCancellations: Partial<RequestParts>[] = [];
+    const domain = orderDomain(DEVNET_CHAIN_ID);
+    for (let i = 0; i < 4; i++) {
+      const o = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 2n * 10n ** 6n + BigInt(i), buyAmount: 1n });
+      const res = await call(app.baseUrl, 'POST', '/devnet/api/v1/orders', orderBody(o, await signOrder(trader, o), 'eip712', trader.address));
+      if (res.status !== 201) throw new Error(`placing an order to cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
+      const uid = uidOf(o, trader.address);
+      if (i < 2) cancellations.push({ path: { UID: uid }, body: { signature: await trader.signTypedData(orderCancellationsTypedData([uid], domain)), signingScheme: 'eip712' } });
+      else batchCancellations.push({ body: { orderUids: [uid], signature: await trader.signTypedData(orderCancellationsTypedData([uid], domain)), signingScheme: 'eip712' } });
     }
     const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
     const subscriptions: Partial<RequestParts>[] = [];
@@ -65,6 +79,8 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       'PUT /api/v1/app_data': [{ body: { fullAppData: '{"appCode":"fuzz-put"}' } }, { body: { fullAppData } }],
       'PUT /api/v1/app_data/{hash}': ['{"appCode":"fuzz-hash"}', '{"version":"1.3.0","metadata":{}}'].map((doc) => ({ path: { hash: keccak256(toBytes(doc)) }, body: { fullAppData: doc } })),
       'POST /api/v1/orders/by_uids': [{ body: [placed.body] }],
+      'DELETE /api/v1/orders/{UID}': cancellations,
+      'DELETE /api/v1/orders': batchCancellations,
       'POST /accounts/{account}/subscriptions': subscriptions,
       'POST /affiliate/{address}': affiliates,
       'POST /{chainId}/simulation/simulateBundle': [{ path: { chainId: '31337' }, body: [{ from: trader.address, to: usdc, input: '0x' }] }],
