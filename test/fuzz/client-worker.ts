@@ -6,5 +6,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { runFuzz, type FuzzOptions } from './openapi-fuzz.js';
 
 const options = workerData as Omit<FuzzOptions, 'onProgress'>;
-const report = await runFuzz({ ...options, onProgress: (done) => parentPort!.postMessage({ progress: done }) });
+const report = await runFuzz({
+  ...options,
+  onProgress: (done) => parentPort!.postMessage({ progress: done }),
+  onFinding: (finding) => parentPort!.postMessage({ finding }),
+});
 parentPort!.postMessage({ report });

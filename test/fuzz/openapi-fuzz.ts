@@ -461,6 +461,10 @@ export interface FuzzOptions {
   /** a request not answered in this time is a hang */
   hangGuardMs?: number;
   onProgress?: (done: number) => void;
+  /** called with each new finding as it is found */
+  onFinding?: (finding: Finding) => void;
+  /** stop starting new requests after this time (epoch ms); the report then says fewer requests */
+  stopAt?: number;
 }
 
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
@@ -479,7 +483,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const batch = 500;
   let done = 0;
   const started = performance.now();
-  for (let offset = 0, round = 0; offset < options.requests; offset += batch, round++) {
+  for (let offset = 0, round = 0; offset < options.requests && Date.now() < (options.stopAt ?? Infinity); offset += batch, round++) {
     const samples = fc.sample(arbitrary, { seed: options.seed + round, numRuns: Math.min(batch, options.requests - offset) });
     let next = 0;
     await Promise.all(
@@ -492,6 +496,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
             if (seen.has(id)) return;
             seen.add(id);
             findings.push({ op: target.key, kind, detail, request });
+            options.onFinding?.(findings[findings.length - 1]!);
           };
           byMode[request.mode] = (byMode[request.mode] ?? 0) + 1;
           const t0 = performance.now();
