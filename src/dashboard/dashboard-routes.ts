@@ -8,6 +8,7 @@ import type { Address, Hex } from 'viem';
 import type { HttpServer } from '../http/server.js';
 import { sendJson } from '../http/server.js';
 import { AuxError } from '../http/errors.js';
+import { MARKET_ERROR_STATUS, MarketError } from '../aux/market/market-error.js';
 import type { DashboardReads } from './dashboard-reads.js';
 import { CowDemoError, type CowDemo } from './trade-a-cow.js';
 
@@ -163,14 +164,20 @@ function registerMarketReads(server: HttpServer, networkOf: (raw: string) => Das
       schema: {
         tags, summary: 'Price of base in quote over the last 24 h from the indexed pool history (t: unix ms); empty when there is none',
         params: Type.Object({ network: NetworkParam.properties.network, base: AddressString, quote: AddressString }),
-        response: { 200: History, 400: Message, 404: Message },
+        response: { 200: History, 400: Message, 404: Message, 500: Message },
       },
       config,
     },
     async (req, reply) => {
       const network = networkOf(req.params.network);
       if (req.params.base.toLowerCase() === req.params.quote.toLowerCase()) throw new AuxError(400, 'quote: must differ from base');
-      return sendJson(reply, 200, await network.reads.priceHistory(req.params.base.toLowerCase() as Address, req.params.quote.toLowerCase() as Address));
+      try {
+        return sendJson(reply, 200, await network.reads.priceHistory(req.params.base.toLowerCase() as Address, req.params.quote.toLowerCase() as Address));
+      } catch (err) {
+        // e.g. the native asset against its own wrapped token (Invalid → 400), market data unavailable (→ 500)
+        if (err instanceof MarketError) throw new AuxError(MARKET_ERROR_STATUS[err.kind], err.message);
+        throw err;
+      }
     },
   );
 }

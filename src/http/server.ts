@@ -21,6 +21,7 @@ import type { RateLimitConfig } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
 import { databaseUnavailableIn } from '../db/unavailable.js';
+import { answerClientError, answerFrameworkError, documentRequestErrors } from './request-errors.js';
 
 export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
 
@@ -99,9 +100,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     ajv: undefined,
     // order UIDs are 114 characters; the default 100 would answer 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    // refusals before any route runs, in the API's envelope (http/request-errors.ts)
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpServer;
 
   server.setValidatorCompiler(buildValidatorCompiler());
+  server.addHook('onRoute', documentRequestErrors);
 
   server.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof OrderBookError) {

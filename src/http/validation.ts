@@ -27,10 +27,33 @@ export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
     let validate = compiled.get(key);
     if (!validate) {
       validate = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+      if (httpPart !== 'body') validate = exactNumbersOnly(validate);
       compiled.set(key, validate);
     }
     return validate;
   };
+}
+
+/**
+ * Coercion turns `Infinity` or `1e300` into a number that passes `type: integer`, and `9007199254740993` into a
+ * neighbour: a path or query number must be finite, and an integer must be exact (a safe integer).
+ */
+function exactNumbersOnly(validate: ReturnType<FastifySchemaCompiler<unknown>>): ReturnType<FastifySchemaCompiler<unknown>> {
+  const wrapped = ((data: unknown) => {
+    const ok = (validate as (d: unknown) => boolean)(data);
+    (wrapped as { errors?: unknown }).errors = (validate as { errors?: unknown }).errors;
+    if (!ok || !data || typeof data !== 'object') return ok;
+    for (const [name, value] of Object.entries(data)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (typeof v === 'number' && (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))) {
+          (wrapped as { errors?: unknown }).errors = [{ instancePath: `/${name}`, keyword: 'type', params: {}, message: 'must be a finite number (integers at most 2^53 - 1 in magnitude)' }];
+          return false;
+        }
+      }
+    }
+    return true;
+  }) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return wrapped;
 }
 
 /** "body.sellAmount: must be string" — names the field that failed. */

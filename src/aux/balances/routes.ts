@@ -267,7 +267,7 @@ function registerBalanceStreamRoute(
         params: Params,
         querystring: Query,
         response: {
-          200: Type.String({ description: 'text/event-stream' }),
+          200: { description: 'An endless event stream', content: { 'text/event-stream': { schema: Type.String() } } },
           400: Message,
           404: Message,
           429: Message,

@@ -243,7 +243,7 @@ export function registerMarketRoutes(server: HttpServer, ctx: MarketRoutesContex
         summary: 'Average APR per liquidity protocol',
         description: 'An object mapping each project (e.g. `uniswap-v2`) to the mean APR (percent, 6 decimals) of its pools with a known APR among the top pools by TVL; `{}` when none. Cached 6 hours (`Cache-Control: public, max-age=21600`).',
         params: Type.Object({ chainId: ChainParam }),
-        response: { 200: Type.Record(Type.String(), Type.Number()), ...errors(404, 500) },
+        response: { 200: Type.Record(Type.String(), Type.Number()), ...errors(400, 404, 500) },
       },
       config: { api: 'aux' },
     },
