@@ -7,8 +7,9 @@
  * Medians of several runs. No assertions: the figures are reported, not judged.
  */
 import { performance } from 'node:perf_hooks';
-import type { Address, Hex } from 'viem';
+import type { Address } from 'viem';
 import type { Figure } from './run.js';
+import { solvableOrder } from '../test/fixtures/solvable-orders.js';
 import { PRICE_SCALE, type SolvableOrder } from '../src/auction/auction-types.js';
 import { encodeAuction } from '../src/solver-api/codec.js';
 import { toSolverOrder } from '../src/solver-api/orders.js';
@@ -41,37 +42,8 @@ function auctionOf(orderCount: number, poolCount: number): SolverAuction {
     const slack = BigInt(980 + 5 * Math.floor(rnd() * 8));
     const buyAmount = (sellAmount * price(a) * slack) / (price(b) * 1000n);
     const partiallyFillable = rnd() < 0.3;
-    orders.push({
-      uid: `0x${(n + 1).toString(16).padStart(112, '0')}` as Hex,
-      owner: `0x${(0x1000 + n).toString(16).padStart(40, '0')}` as Address,
-      created: n,
-      sellToken: token(a),
-      buyToken: token(b),
-      receiver: null,
-      sellAmount,
-      buyAmount,
-      validTo: 0xffffffff,
-      appData: `0x${'00'.repeat(32)}`,
-      feeAmount: 0n,
-      kind: rnd() < 0.8 ? 'sell' : 'buy',
-      partiallyFillable,
-      sellTokenBalance: 'erc20',
-      buyTokenBalance: 'erc20',
-      class: 'limit',
-      signingScheme: 'eip712',
-      signature: `0x${'11'.repeat(64)}1b`,
-      executedSell: 0n,
-      executedBuy: 0n,
-      executedFee: 0n,
-      remaining: 0n,
-      available: 10n ** 30n,
-      preInteractions: [],
-      postInteractions: [],
-      hookGas: 0n,
-      quote: null,
-    });
-    const o = orders[orders.length - 1];
-    o.remaining = o.kind === 'sell' ? o.sellAmount : o.buyAmount;
+    const kind = rnd() < 0.8 ? 'sell' : 'buy';
+    orders.push(solvableOrder(n + 1, { sellToken: token(a), buyToken: token(b), sellAmount, buyAmount, kind, partiallyFillable, available: 10n ** 30n }));
   }
   const liquidity: SolverConstantProductPool[] = [];
   for (let i = 0; i < poolCount; i++) {

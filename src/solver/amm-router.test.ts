@@ -5,13 +5,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeFunctionData, type Address, type Hex } from 'viem';
+import { decodeFunctionData, type Address } from 'viem';
 import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
 import { AmmRouter, ROUTER_SWAP_ABI } from './amm-router.js';
 import { toSettlement } from './encode-solution.js';
 import { nonUniformDirectedPair, verifySolution } from './solution.js';
 import { PoolSnapshot } from './uniswap-v2-pools.js';
+import { solvableOrder } from '../../test/fixtures/solvable-orders.js';
 
 const A = '0x00000000000000000000000000000000000000aa' as Address; // "WETH"
 const B = '0x00000000000000000000000000000000000000bb' as Address; // "USDC" (6 decimals)
@@ -23,36 +24,7 @@ const E6 = 10n ** 6n;
 let counter = 0;
 function order(partial: Partial<SolvableOrder> & Pick<SolvableOrder, 'sellAmount' | 'buyAmount'>): SolvableOrder {
   counter++;
-  const o: SolvableOrder = {
-    uid: `0x${counter.toString(16).padStart(112, '0')}` as Hex,
-    owner: `0x${(counter + 0x1000).toString(16).padStart(40, '0')}` as Address,
-    created: counter,
-    receiver: null,
-    sellToken: A,
-    buyToken: B,
-    validTo: 2 ** 32 - 1,
-    appData: `0x${'00'.repeat(32)}`,
-    feeAmount: 0n,
-    kind: 'sell',
-    partiallyFillable: false,
-    sellTokenBalance: 'erc20',
-    buyTokenBalance: 'erc20',
-    class: 'limit',
-    signingScheme: 'eip712',
-    signature: `0x${'11'.repeat(64)}1b`,
-    executedSell: 0n,
-    executedBuy: 0n,
-    executedFee: 0n,
-    remaining: 0n,
-    available: 10n ** 40n,
-    preInteractions: [],
-    hookGas: 0n,
-    postInteractions: [],
-    quote: null,
-    ...partial,
-  };
-  if (partial.remaining === undefined) o.remaining = o.kind === 'sell' ? o.sellAmount : o.buyAmount;
-  return o;
+  return solvableOrder(counter, { sellToken: A, buyToken: B, ...partial });
 }
 
 const auctionOf = (orders: SolvableOrder[]): Auction => ({

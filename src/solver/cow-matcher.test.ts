@@ -7,6 +7,7 @@ import { decodeTradeFlags, type Settlement } from '../protocol/index.js';
 import { CowMatcher } from './cow-matcher.js';
 import { toSettlement } from './encode-solution.js';
 import { scoreSolution, surplusInNative, verifySolution, withOrderHooks, type Solution } from './solution.js';
+import { solvableOrder } from '../../test/fixtures/solvable-orders.js';
 
 const A = '0x00000000000000000000000000000000000000aa' as Address; // "WETH", 18 decimals
 const B = '0x00000000000000000000000000000000000000bb' as Address; // "USDC", 6 decimals
@@ -17,35 +18,7 @@ const E6 = 10n ** 6n;
 let counter = 0;
 function order(partial: Partial<SolvableOrder> & Pick<SolvableOrder, 'sellToken' | 'buyToken' | 'sellAmount' | 'buyAmount'>): SolvableOrder {
   counter++;
-  const uid = `0x${counter.toString(16).padStart(112, '0')}` as Hex;
-  const o: SolvableOrder = {
-    uid,
-    owner: `0x${(counter + 0x1000).toString(16).padStart(40, '0')}` as Address,
-    created: counter,
-    receiver: null,
-    validTo: 2 ** 32 - 1,
-    appData: `0x${'00'.repeat(32)}`,
-    feeAmount: 0n,
-    kind: 'sell',
-    partiallyFillable: false,
-    sellTokenBalance: 'erc20',
-    buyTokenBalance: 'erc20',
-    class: 'limit',
-    signingScheme: 'eip712',
-    signature: `0x${'11'.repeat(64)}1b`,
-    executedSell: 0n,
-    executedBuy: 0n,
-    executedFee: 0n,
-    remaining: 0n,
-    available: 10n ** 40n,
-    preInteractions: [],
-    hookGas: 0n,
-    postInteractions: [],
-    quote: null,
-    ...partial,
-  };
-  if (partial.remaining === undefined) o.remaining = o.kind === 'sell' ? o.sellAmount : o.buyAmount;
-  return o;
+  return solvableOrder(counter, partial);
 }
 
 function auctionOf(orders: SolvableOrder[]): Auction {
