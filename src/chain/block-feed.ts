@@ -35,6 +35,8 @@ export class BlockFeed {
   private readonly listeners = new Set<BlockListener>();
   private stopSource: (() => void) | null = null;
   private last: BlockHead | null = null;
+  /** false from a failed poll (or subscription error) until the next head arrives */
+  private healthy = false;
   private readonly pollingIntervalMs: number;
 
   constructor(
@@ -47,6 +49,15 @@ export class BlockFeed {
   /** The newest block seen by the running subscription (null before the first one). */
   get latest(): BlockHead | null {
     return this.last;
+  }
+
+  /**
+   * The newest head while the chain answers: null after a failed poll or subscription error until the next head.
+   * Reads remembered per block (`perBlock`, pool reserves) key on it, so a node that stops answering is not
+   * served from the last block's memory for longer than one poll.
+   */
+  get current(): BlockHead | null {
+    return this.healthy ? this.last : null;
   }
 
   get listenerCount(): number {
@@ -70,6 +81,7 @@ export class BlockFeed {
   }
 
   private emit(block: BlockHead): void {
+    this.healthy = true;
     if (this.last && this.last.hash === block.hash) return;
     this.last = block;
     for (const listener of [...this.listeners]) {
@@ -94,7 +106,10 @@ export class BlockFeed {
           if (block.number === null || block.hash === null) return;
           this.emit({ number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp });
         },
-        onError: (err) => this.options.logger?.warn({ err }, 'block subscription error'),
+        onError: (err) => {
+          this.healthy = false;
+          this.options.logger?.warn({ err }, 'block subscription error');
+        },
       });
       this.stopSource = unwatch;
       return;
@@ -105,6 +120,7 @@ export class BlockFeed {
   }
 
   private stop(): void {
+    this.healthy = false;
     const stop = this.stopSource;
     this.stopSource = null;
     stop?.();
@@ -118,6 +134,7 @@ export class BlockFeed {
           this.emit({ number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp });
         }
       } catch (err) {
+        this.healthy = false;
         if (!signal.aborted) this.options.logger?.warn({ err }, 'block poll failed');
       }
       await new Promise<void>((resolve) => {

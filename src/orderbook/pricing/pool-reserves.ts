@@ -33,8 +33,8 @@ export type ReserveSnapshot = ReadonlyMap<string, PairReserves | null>;
 export interface PoolReservesOptions {
   client: ChainClient;
   factory: Address;
-  /** the chain's shared block feed; only its newest head is read (`latest`) */
-  blockFeed?: { readonly latest: { hash: Hex } | null } | null;
+  /** the chain's shared block feed; only its newest head while the chain answers is read (`current`) */
+  blockFeed?: { readonly current: { hash: Hex } | null } | null;
   multicallAddress?: Address;
   /** pools refreshed per block at most (default 2,000; the least recently asked go first) */
   maxPools?: number;
@@ -59,7 +59,7 @@ export class PoolReserves {
 
   /** Reserves of each pair (by key) at the newest block; one multicall per block for all known pools. */
   async reservesOf(pairs: Array<[Address, Address]>): Promise<ReserveSnapshot> {
-    const head = this.options.blockFeed?.latest?.hash ?? null;
+    const head = this.options.blockFeed?.current?.hash ?? null;
     if (head === null || head !== this.snapshotHead) {
       this.snapshotHead = head;
       this.snapshot = new Map();
