@@ -192,22 +192,42 @@ export class AmmRouterEngine implements SolverEngine {
     const used = new Map<string, bigint>();
     const solutions: Solution[] = [];
     let trades = 0;
-    for (const group of byPair.values()) {
-      if (trades >= this.maxTrades) break;
-      const funded: SolvableOrder[] = [];
-      for (const order of group) {
-        const available = order.available - (used.get(`${order.owner}:${order.sellToken}`) ?? 0n);
-        if (available > 0n) funded.push({ ...order, available });
-      }
-      if (funded.length === 0) continue;
-      const [solution] = await router.solve({ ...internal, orders: funded.slice(0, this.maxTrades - trades) });
-      if (!solution || solution.trades.length === 0) continue;
+    const take = (solution: Solution) => {
       for (const t of solution.trades) {
         const k = `${t.order.owner}:${t.order.sellToken}`;
         used.set(k, (used.get(k) ?? 0n) + t.executedSell);
       }
       trades += solution.trades.length;
       solutions.push(solution);
+    };
+    for (const group of byPair.values()) {
+      if (trades >= this.maxTrades) break;
+      // each order funded by what its owner has left after the orders before it (one balance, several orders)
+      const reserved = new Map<string, bigint>();
+      const funded: SolvableOrder[] = [];
+      for (const order of group) {
+        const k = `${order.owner}:${order.sellToken}`;
+        const available = order.available - (used.get(k) ?? 0n) - (reserved.get(k) ?? 0n);
+        if (available <= 0n) continue;
+        funded.push({ ...order, available });
+        const needs = order.sellAmount - order.executedSell;
+        reserved.set(k, (reserved.get(k) ?? 0n) + (needs < available ? needs : available));
+      }
+      if (funded.length === 0) continue;
+      const [aggregate] = await router.solve({ ...internal, orders: funded.slice(0, this.maxTrades - trades) });
+      if (aggregate && aggregate.trades.length > 0 && wireSolution(aggregate, 0)) {
+        take(aggregate);
+        continue;
+      }
+      // the aggregate did not route or cannot go on the wire: each order on its own, as far as the pool allows
+      for (const order of funded) {
+        if (trades >= this.maxTrades) break;
+        const k = `${order.owner}:${order.sellToken}`;
+        const available = order.available - (used.get(k) ?? 0n);
+        if (available <= 0n) continue;
+        const [alone] = await router.solve({ ...internal, orders: [{ ...order, available }] });
+        if (alone && alone.trades.length === 1) take(alone);
+      }
     }
     return numbered(solutions);
   }
