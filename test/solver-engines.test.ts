@@ -15,6 +15,7 @@ import { startTestApp, type TestApp } from './fixtures/app.js';
 import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
 import { call } from './fixtures/orders.js';
 import { upstreamValidators } from './fixtures/solvers-openapi.js';
+import { skipUnless } from './fixtures/required-services.js';
 import { builtInEngine, EngineService } from '../src/solver-api/engines.js';
 
 const ERC20 = parseAbi(['function transfer(address, uint256) returns (bool)', 'function transferFrom(address, address, uint256) returns (bool)', 'function approve(address, uint256) returns (bool)']);
@@ -24,7 +25,11 @@ type WireOrder = { uid: Hex; sellToken: Address; buyToken: Address; sellAmount: 
 type WireAuction = { id: string; orders: WireOrder[]; tokens: Record<string, unknown>; liquidity: unknown[]; deadline: string };
 
 describe('solver engines over the Solver Engine API', () => {
-  const upstream = upstreamValidators();
+  // checks against the upstream document itself where the project's shared folder has it (one skip line otherwise)
+  let upstream: ReturnType<typeof upstreamValidators> | undefined;
+  before(async () => {
+    if (!(await skipUnless('solvers-openapi'))) upstream = upstreamValidators();
+  });
   let app: TestApp;
   let t: Trading;
   let engines: Server;
@@ -87,7 +92,7 @@ describe('solver engines over the Solver Engine API', () => {
         return;
       }
       const auction = JSON.parse(text) as WireAuction;
-      if (!upstream.auction(auction)) invalidAuctions.push(upstream.errors(upstream.auction));
+      if (upstream && !upstream.auction(auction)) invalidAuctions.push(upstream.errors(upstream.auction));
       received.get(mode)?.push(auction);
       if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 8_000)); // the engine's own slowness, past the time limit
       if (res.destroyed) return;
@@ -168,7 +173,7 @@ describe('solver engines over the Solver Engine API', () => {
         const res = await call(app.baseUrl, 'POST', path, auction);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(res.body, inProcess);
-        assert.ok(upstream.solveResponse(res.body), upstream.errors(upstream.solveResponse));
+        if (upstream) assert.ok(upstream.solveResponse(res.body), upstream.errors(upstream.solveResponse));
       }
     }
     const routed = (await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', auction)).body as { solutions: unknown[] };

@@ -4,9 +4,10 @@
  * reference prices as native prices; the `constantProduct` liquidity as the pool reserves), and answers wire
  * solutions, each with one uniform clearing price per traded token:
  * - `cow-matcher`: the coincidence-of-wants matcher, its solution with its own clearing prices;
- * - `amm-router`: the AMM router run order by order (oldest first) over one copy of the auction's pools, so
- *   each order's route sees the pools as the earlier routes left them; one solution per routed order, priced
- *   at its own amounts (the driver merges an engine's solutions over distinct orders, as production does).
+ * - `amm-router`: the AMM router run directed pair by directed pair (oldest order first) over one copy of the
+ *   auction's pools, so each pair's route sees the pools as the earlier routes left them; one solution per pair,
+ *   every order of the pair at one price pair (falling back to one solution per order when the aggregate does
+ *   not route); the driver merges an engine's solutions over distinct orders, as production does.
  * `EngineService` puts the codec and a concurrency bound in front of an engine: the HTTP routes and the
  * in-process transport both go through it.
  */
@@ -47,12 +48,18 @@ export function internalAuction(auction: SolverAuction, network: Pick<EngineNetw
   const prices = new Map<Address, bigint>();
   for (const [token, info] of Object.entries(auction.tokens)) if (info.referencePrice != null && info.referencePrice > 0n) prices.set(lower(token), info.referencePrice);
   const id = Number(auction.id ?? 0);
+  // Our algorithms read `available` as the owner's balance shared by its orders of one sell token; the wire says
+  // what each order alone may use, so an owner's orders share the sum of theirs (each one is still bounded by its
+  // own amounts): no order is held back by another order of its owner.
+  const orders = auction.orders.map(fromSolverOrder);
+  const shared = new Map<string, bigint>();
+  for (const o of orders) shared.set(`${o.owner}:${o.sellToken}`, (shared.get(`${o.owner}:${o.sellToken}`) ?? 0n) + o.available);
   return {
     chainId: network.chainId,
     id: Number.isSafeInteger(id) ? id : 0,
     block: 0,
     timestamp: Math.floor(Date.parse(auction.deadline) / 1000),
-    orders: auction.orders.map(fromSolverOrder),
+    orders: orders.map((o) => ({ ...o, available: shared.get(`${o.owner}:${o.sellToken}`)! })),
     prices,
     settlement: lower(network.settlement),
   };
@@ -189,43 +196,26 @@ export class AmmRouterEngine implements SolverEngine {
       const key = `${order.sellToken.toLowerCase()}>${order.buyToken.toLowerCase()}`;
       byPair.set(key, [...(byPair.get(key) ?? []), order]);
     }
-    const used = new Map<string, bigint>();
+    // Each wire order's amounts are what the driver found funded for that order alone (the API carries no owner
+    // balances): orders are routed independently of their owners' other orders. An owner whose orders together
+    // overdraw its balance makes the merged solution revert in the driver's simulation, which then finds the order.
     const solutions: Solution[] = [];
     let trades = 0;
     const take = (solution: Solution) => {
-      for (const t of solution.trades) {
-        const k = `${t.order.owner}:${t.order.sellToken}`;
-        used.set(k, (used.get(k) ?? 0n) + t.executedSell);
-      }
       trades += solution.trades.length;
       solutions.push(solution);
     };
     for (const group of byPair.values()) {
       if (trades >= this.maxTrades) break;
-      // each order funded by what its owner has left after the orders before it (one balance, several orders)
-      const reserved = new Map<string, bigint>();
-      const funded: SolvableOrder[] = [];
-      for (const order of group) {
-        const k = `${order.owner}:${order.sellToken}`;
-        const available = order.available - (used.get(k) ?? 0n) - (reserved.get(k) ?? 0n);
-        if (available <= 0n) continue;
-        funded.push({ ...order, available });
-        const needs = order.sellAmount - order.executedSell;
-        reserved.set(k, (reserved.get(k) ?? 0n) + (needs < available ? needs : available));
-      }
-      if (funded.length === 0) continue;
-      const [aggregate] = await router.solve({ ...internal, orders: funded.slice(0, this.maxTrades - trades) });
+      const [aggregate] = await router.solve({ ...internal, orders: group.slice(0, this.maxTrades - trades) });
       if (aggregate && aggregate.trades.length > 0 && wireSolution(aggregate, 0)) {
         take(aggregate);
         continue;
       }
       // the aggregate did not route or cannot go on the wire: each order on its own, as far as the pool allows
-      for (const order of funded) {
+      for (const order of group) {
         if (trades >= this.maxTrades) break;
-        const k = `${order.owner}:${order.sellToken}`;
-        const available = order.available - (used.get(k) ?? 0n);
-        if (available <= 0n) continue;
-        const [alone] = await router.solve({ ...internal, orders: [{ ...order, available }] });
+        const [alone] = await router.solve({ ...internal, orders: [order] });
         if (alone && alone.trades.length === 1) take(alone);
       }
     }
