@@ -26,6 +26,7 @@ import {
 } from './deployment.js';
 import { createFaucet, type FaucetRequest, type FaucetResult } from './faucet.js';
 import { HISTORY_SPACING_SECONDS, replayMarketHistory } from './history.js';
+import { stopOrphanedAnvil } from './orphaned-anvil.js';
 import { startMarketBot, type DevnetLogger, type MarketBot } from './market-bot.js';
 import { createDevnetRpc, type DevnetRpc } from './rpc.js';
 import { readBatch, steppingClock } from './transactions.js';
@@ -142,6 +143,12 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const timings: DevnetStartupTimings = { anvilMs: 0, deployMs: null, historyMs: null, historyBlocks: 0, historySwaps: 0, totalMs: 0 };
 
   try {
+    // ---- the anvil a `kill -9`ed node left running: stopped before the saved chain is read, since it writes its
+    //      state on the way out (a node killed before the first state interval has no state file until then)
+    if (pidFile) {
+      const orphan = await stopOrphanedAnvil(pidFile);
+      if (orphan !== null) log.warn(`devnet: stopped the anvil (pid ${orphan}) that a killed node left running (it saves its chain on the way out)`);
+    }
     // ---- resume a stored chain if it is intact --------------------------------------------------------------
     if (devnetDir && statePath && deploymentPath) {
       const record = readStoredDeployment(deploymentPath);
