@@ -3,12 +3,15 @@
  * - order intake: sustained POST /orders over real HTTP as an SDK sends them (signed for a quote, carrying its
  *   id; full validation incl. chain reads, the quote found by id, storage in PGlite; 4 requests in flight) per
  *   second ÷ raw ECDSA recoveries per second;
- * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call.
+ * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call;
+ * - the same intake on a node over PostgreSQL ÷ on PGlite (where a PostgreSQL server answers).
  */
 import { performance } from 'node:perf_hooks';
 import { recoverAddress, createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount, sign } from 'viem/accounts';
-import { startTestApp } from '../test/fixtures/app.js';
+import { startTestApp, type TestApp } from '../test/fixtures/app.js';
+import { createTestPostgres } from '../test/fixtures/databases.js';
+import { skipUnless } from '../test/fixtures/required-services.js';
 import { makeOrder, orderBody, signOrder } from '../test/fixtures/orders.js';
 import type { Figure } from './run.js';
 
@@ -35,6 +38,59 @@ async function recoveriesPerSecond(): Promise<number> {
     n++;
   }
   return n / ((performance.now() - start) / 1000);
+}
+
+/**
+ * Order intake as an SDK submits it: one quote, then orders signed for it that carry its id (distinct UIDs through
+ * validTo), signed beforehand and submitted with 4 in flight. Orders per second, and how many were refused.
+ */
+async function intake(app: TestApp): Promise<{ perSecond: number; failed: number }> {
+  const d = app.devnet!.describe();
+  const trader = privateKeyToAccount(d.accounts[0]!.privateKey);
+  const weth = d.tokens[0]!.address as Hex;
+  const usdc = d.tokens[1]!.address as Hex;
+  const post = (path: string, body: unknown) =>
+    fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const quoted = await post('/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: String(10n ** 15n) });
+  if (quoted.status !== 200) throw new Error(`quote failed: ${quoted.status} ${await quoted.text()}`);
+  const { id: quoteId, quote } = (await quoted.json()) as { id: number; quote: { sellAmount: string; feeAmount: string } };
+  const signedSellAmount = BigInt(quote.sellAmount) + BigInt(quote.feeAmount);
+  const firstValidTo = Math.floor(Date.now() / 1000) + 1200;
+  const bodies: unknown[] = [];
+  for (let i = 0; i < INTAKE_ORDERS; i++) {
+    const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: signedSellAmount, buyAmount: 1n, validTo: firstValidTo + i });
+    bodies.push({ ...orderBody(order, await signOrder(trader, order), 'eip712', trader.address), quoteId });
+  }
+  let next = 0;
+  let failed = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++];
+        const res = await post('/devnet/api/v1/orders', body);
+        await res.text();
+        if (res.status !== 201) failed++;
+      }
+    }),
+  );
+  return { perSecond: INTAKE_ORDERS / ((performance.now() - start) / 1000), failed };
+}
+
+/** The same intake on a node over the local PostgreSQL (a fresh database); null, with a line, without a server. */
+async function intakeOnPostgres(): Promise<{ perSecond: number; failed: number } | null> {
+  if (await skipUnless('postgres')) return null;
+  const pg = await createTestPostgres();
+  try {
+    const app = await startTestApp({ DATABASE_URL: pg.url });
+    try {
+      return await intake(app);
+    } finally {
+      await app.stop();
+    }
+  } finally {
+    await pg.drop();
+  }
 }
 
 export async function benchOrderBook(): Promise<Figure[]> {
@@ -66,44 +122,33 @@ export async function benchOrderBook(): Promise<Figure[]> {
       quotes.push(performance.now() - t);
     }
 
-    // --- order intake as an SDK submits it: one quote, then orders signed for it that carry its id (distinct
-    //     UIDs through validTo), signed beforehand and submitted with 4 in flight
-    const quoted = await post('/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: String(10n ** 15n) });
-    if (quoted.status !== 200) throw new Error(`quote failed: ${quoted.status} ${await quoted.text()}`);
-    const { id: quoteId, quote } = (await quoted.json()) as { id: number; quote: { sellAmount: string; feeAmount: string } };
-    const signedSellAmount = BigInt(quote.sellAmount) + BigInt(quote.feeAmount);
-    const firstValidTo = Math.floor(Date.now() / 1000) + 1200;
-    const bodies: unknown[] = [];
-    for (let i = 0; i < INTAKE_ORDERS; i++) {
-      const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: signedSellAmount, buyAmount: 1n, validTo: firstValidTo + i });
-      bodies.push({ ...orderBody(order, await signOrder(trader, order), 'eip712', trader.address), quoteId });
-    }
-    let next = 0;
-    let failed = 0;
-    const start = performance.now();
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (next < bodies.length) {
-          const body = bodies[next++];
-          const res = await post('/devnet/api/v1/orders', body);
-          await res.text();
-          if (res.status !== 201) failed++;
-        }
-      }),
-    );
-    const intakePerSecond = INTAKE_ORDERS / ((performance.now() - start) / 1000);
+    const pglite = await intake(app);
     const recoveries = await recoveriesPerSecond();
+    const postgres = await intakeOnPostgres();
 
     return [
       {
         name: 'order-intake',
-        value: intakePerSecond,
+        value: pglite.perSecond,
         unit: 'orders/s (HTTP, with quote id, full validation, PGlite, 4 in flight)',
         baseline: recoveries,
         baselineUnit: 'raw ECDSA recoveries/s',
-        ratio: intakePerSecond / recoveries,
-        note: `${INTAKE_ORDERS} orders${failed ? `, ${failed} refused` : ''}`,
+        ratio: pglite.perSecond / recoveries,
+        note: `${INTAKE_ORDERS} orders${pglite.failed ? `, ${pglite.failed} refused` : ''}`,
       },
+      ...(postgres
+        ? [
+            {
+              name: 'order-intake: PostgreSQL ÷ PGlite',
+              value: postgres.perSecond,
+              unit: 'orders/s on PostgreSQL (same load, a node of its own)',
+              baseline: pglite.perSecond,
+              baselineUnit: 'orders/s on PGlite',
+              ratio: postgres.perSecond / pglite.perSecond,
+              note: `${INTAKE_ORDERS} orders${postgres.failed ? `, ${postgres.failed} refused` : ''}`,
+            },
+          ]
+        : []),
       {
         name: 'quote-latency',
         value: median(quotes),

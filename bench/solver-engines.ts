@@ -29,7 +29,7 @@ function random(seed: number): () => number {
   };
 }
 
-function auctionOf(orderCount: number, poolCount: number): SolverAuction {
+export function auctionOf(orderCount: number, poolCount: number): SolverAuction {
   const rnd = random(orderCount);
   const price = (i: number) => PRICE_SCALE / BigInt(1 + (i % 5)); // native price of token i
   const orders: SolvableOrder[] = [];

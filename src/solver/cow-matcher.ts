@@ -91,7 +91,7 @@ export class CowMatcher implements Solver {
       if (best) matches.push(best);
     }
     if (matches.length === 0) return [];
-    return [this.combine(matches, auction.prices)];
+    return this.combine(matches);
   }
 
   private matchPair(a: Address, b: Address, sideA: Candidate[], sideB: Candidate[], prices: Map<Address, bigint>): PairMatch | null {
@@ -166,12 +166,13 @@ export class CowMatcher implements Solver {
       for (const [c, amount] of fills) {
         if (amount <= 0n) continue;
         const { order } = c;
-        // amount_b = amount_a × N / D; the owner's side is rounded so the settlement keeps the dust
+        // amount_b = amount_a × N / D, rounded as GPv2Settlement rounds at prices (a: N, b: D): what a sell order
+        // receives up, what a buy order pays down (the deficit check below keeps the settlement whole)
         if (c.side === 'A') {
-          if (order.kind === 'sell') trades.push({ order, executedSell: amount, executedBuy: (amount * N) / D });
-          else trades.push({ order, executedBuy: amount, executedSell: ceilDiv(amount * D, N) });
-        } else if (order.kind === 'sell') trades.push({ order, executedSell: amount, executedBuy: (amount * D) / N });
-        else trades.push({ order, executedBuy: amount, executedSell: ceilDiv(amount * N, D) });
+          if (order.kind === 'sell') trades.push({ order, executedSell: amount, executedBuy: ceilDiv(amount * N, D) });
+          else trades.push({ order, executedBuy: amount, executedSell: (amount * D) / N });
+        } else if (order.kind === 'sell') trades.push({ order, executedSell: amount, executedBuy: ceilDiv(amount * D, N) });
+        else trades.push({ order, executedBuy: amount, executedSell: (amount * N) / D });
       }
       return trades;
     };
@@ -200,24 +201,42 @@ export class CowMatcher implements Solver {
     return null;
   }
 
-  /** One solution from the best pair matches whose tokens form a forest, with one consistent price vector. */
-  private combine(matches: PairMatch[], prices: Map<Address, bigint>): Solution {
+  /**
+   * Solutions from the pair matches, best first: each takes the best remaining matches whose tokens form a forest
+   * with one consistent price vector small enough for the settlement's arithmetic (GPv2Settlement multiplies
+   * amounts by prices in uint256: the prices of a forest are products of its pairs' prices, so a large forest
+   * overflows); the matches left over form the next solution (at most four).
+   */
+  private combine(matches: PairMatch[]): Solution[] {
     matches.sort((x, y) => (x.score > y.score ? -1 : x.score < y.score ? 1 : 0));
-    const parent = new Map<Address, Address>();
-    const find = (t: Address): Address => {
-      while (parent.has(t) && parent.get(t) !== t) t = parent.get(t)!;
-      return t;
-    };
-    const kept: PairMatch[] = [];
-    for (const m of matches) {
-      const ra = find(m.a);
-      const rb = find(m.b);
-      if (ra === rb && parent.has(m.a) && parent.has(m.b)) continue; // would close a cycle
-      parent.set(m.a, parent.get(m.a) ?? m.a);
-      parent.set(m.b, parent.get(m.b) ?? m.b);
-      parent.set(find(m.a), find(m.b));
-      kept.push(m);
+    const solutions: Solution[] = [];
+    let rest = matches;
+    while (rest.length > 0 && solutions.length < 4) {
+      const kept: PairMatch[] = [];
+      const skipped: PairMatch[] = [];
+      const parent = new Map<Address, Address>();
+      const find = (t: Address): Address => {
+        while (parent.has(t) && parent.get(t) !== t) t = parent.get(t)!;
+        return t;
+      };
+      for (const m of rest) {
+        const closesCycle = parent.has(m.a) && parent.has(m.b) && find(m.a) === find(m.b);
+        if (closesCycle || (kept.length > 0 && !fitsSettlementArithmetic([...kept, m]))) {
+          skipped.push(m);
+          continue;
+        }
+        parent.set(m.a, parent.get(m.a) ?? m.a);
+        parent.set(m.b, parent.get(m.b) ?? m.b);
+        parent.set(find(m.a), find(m.b));
+        kept.push(m);
+      }
+      solutions.push(this.solutionOf(kept));
+      rest = skipped;
     }
+    return solutions;
+  }
+
+  private solutionOf(kept: PairMatch[]): Solution {
     const solution: Solution = {
       solver: this.name,
       trades: kept.flatMap((m) => m.trades),
@@ -234,6 +253,21 @@ export class CowMatcher implements Solver {
       return { ...solution, trades: best.trades, clearingPrices: new Map([[best.a, best.pa], [best.b, best.pb]]) };
     }
   }
+}
+
+const UINT256_LIMIT = 1n << 256n;
+
+/** Whether every amount of the matches' orders times every price of their forest stays within uint256. */
+function fitsSettlementArithmetic(matches: PairMatch[]): boolean {
+  let price = 0n;
+  for (const p of forestPrices(matches).values()) if (p > price) price = p;
+  let amount = 0n;
+  for (const m of matches) {
+    for (const t of m.trades) {
+      for (const v of [t.order.sellAmount, t.order.buyAmount, t.executedSell, t.executedBuy]) if (v > amount) amount = v;
+    }
+  }
+  return price * amount < UINT256_LIMIT;
 }
 
 /** The price at which every chosen order trading in full balances: p = (Σ b sold − Σ b bought by buy orders) / (Σ a sold − Σ a bought). */
