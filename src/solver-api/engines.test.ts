@@ -1,12 +1,15 @@
 /**
- * The built-in AMM router behind the Solver Engine API, on the auction's own pools: each wire order is routed on
- * its own amounts (the API carries no owner balances), so an owner's order that cannot fill never holds back its
- * other orders.
+ * The built-in engines behind the Solver Engine API. The AMM router, on the auction's own pools, routes each wire
+ * order on its own amounts (the API carries no owner balances), so an owner's order that cannot fill never holds
+ * back its other orders. The CoW matcher answers auctions of many matched pairs with prices the settlement's
+ * uint256 arithmetic can use.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
-import { AmmRouterEngine } from './engines.js';
+import { AmmRouterEngine, CowMatcherEngine } from './engines.js';
+import { PRICE_SCALE } from '../auction/auction-types.js';
+import { toSolverOrder } from './orders.js';
 import { A, B, E18, testAuction, testOrder } from '../../test/fixtures/solver-auctions.js';
 
 const network = {
@@ -19,7 +22,7 @@ const network = {
 };
 const OWNER = '0x00000000000000000000000000000000000000a1' as Address;
 
-describe('amm-router engine', () => {
+describe('built-in engines behind the API', () => {
   it("routes an owner's fillable order whatever that owner's unfillable orders in the same pair ask", async () => {
     const unfillable = [1, 2].map(() => testOrder({ owner: OWNER, sellAmount: E18 / 5n, available: E18 / 5n, buyAmount: 30_000n * 10n ** 6n }));
     const fillable = testOrder({ owner: OWNER, sellAmount: E18, available: E18, buyAmount: 2_900n * 10n ** 6n });
@@ -38,5 +41,29 @@ describe('amm-router engine', () => {
     const solutions = await new AmmRouterEngine(network).solve(testAuction(orders));
     assert.equal(solutions.length, 1);
     assert.deepEqual(solutions[0]!.trades.map((t) => (t.kind === 'fulfillment' ? t.executedAmount : null)), [E18, 2n * E18]);
+  });
+
+  it('cow-matcher answers an auction of many crossing pairs over one token set with solutions the settlement can execute', async () => {
+    // 8 tokens at native prices 1..4, 400 orders of whole units with limits within ±2 % of the market: many
+    // pairs match, and their prices chain through shared tokens (a forest whose prices multiply)
+    const token = (i: number) => `0x${(0xa000 + i).toString(16).padStart(40, '0')}` as Address;
+    const price = (i: number) => BigInt(1 + (i % 4));
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const orders = Array.from({ length: 400 }, () => {
+      const a = Math.floor(rnd() * 8);
+      const b = (a + 1 + Math.floor(rnd() * 7)) % 8;
+      const sellAmount = BigInt(1 + Math.floor(rnd() * 50)) * E18 + BigInt(Math.floor(rnd() * 1e6));
+      const slack = BigInt(980 + 5 * Math.floor(rnd() * 8));
+      return testOrder({ sellToken: token(a), buyToken: token(b), sellAmount, available: sellAmount, buyAmount: (sellAmount * price(a) * slack) / (price(b) * 1000n), partiallyFillable: rnd() < 0.3 });
+    });
+    const auction = testAuction([]);
+    auction.tokens = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [token(i), { decimals: 18, symbol: `T${i}`, referencePrice: PRICE_SCALE * price(i), availableBalance: 0n, trusted: false }]));
+    auction.orders = orders.map(toSolverOrder);
+    auction.liquidity = [];
+    const solutions = await new CowMatcherEngine(network).solve(auction);
+    const traded = solutions.flatMap((s) => s.trades).length;
+    assert.ok(traded >= 40, `a tenth of the orders at least are matched on the wire (${traded} in ${solutions.length} solutions)`);
+    for (const s of solutions) for (const p of Object.values(s.prices)) assert.ok(p * 10n ** 20n < 2n ** 256n, 'prices the settlement can multiply');
   });
 });
