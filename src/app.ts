@@ -2,6 +2,7 @@
  * The composition root: config → infrastructure (database, chains) → services → HTTP and background loops.
  * Nothing else constructs long-lived objects; everything is passed in from here.
  */
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.js';
@@ -78,6 +79,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   let fatalReason: (reason: string) => void = () => {};
   const fatal = new Promise<string>((resolve) => (fatalReason = resolve));
   const w: Wiring = { config, logger, options, closers: [], abort: new AbortController(), metrics: options.metrics ?? createMetrics(), fatalReason: (r) => fatalReason(r) };
+  // every background loop of every chain waits on this signal (a dozen per chain): Node's leak warning at 11 is noise
+  setMaxListeners(100, w.abort.signal);
 
   try {
     const { database, devnet } = await openDatabaseAndDevnet(w);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersChainId, findFreePort, startAnvil } from '../src/chain/devnet/anvil-process.js';
 import { waitFor } from './fixtures/wait-for.js';
+import { DevnetInUseError, readPids } from '../src/chain/devnet/orphaned-anvil.js';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -35,7 +36,8 @@ describe('an anvil orphaned by kill -9 of its node', () => {
     let out = '';
     holder.stdout!.on('data', (d) => (out += d));
     const orphanPid = await waitFor('the holder to start anvil', () => Number(/ready (\d+)/.exec(out)?.[1] ?? 0) || null, 60_000);
-    assert.equal(Number(readFileSync(pidFile, 'utf8')), orphanPid);
+    assert.equal(readPids(pidFile)?.anvil, orphanPid);
+    assert.equal(readPids(pidFile)?.owner, holder.pid, 'the file names the node that started anvil');
     const died = new Promise((r) => holder.once('exit', r));
     holder.kill('SIGKILL');
     await died;
@@ -46,11 +48,32 @@ describe('an anvil orphaned by kill -9 of its node', () => {
     try {
       assert.ok(!alive(orphanPid), 'the orphan was stopped');
       assert.notEqual(anvil.pid, orphanPid);
-      assert.equal(Number(readFileSync(pidFile, 'utf8')), anvil.pid, 'the new anvil is recorded');
+      assert.equal(readPids(pidFile)?.anvil, anvil.pid, 'the new anvil is recorded');
     } finally {
       await anvil.stop();
     }
     assert.ok(!existsSync(pidFile), 'a clean stop removes the pid file');
+  });
+
+  it("a second start on the data dir of a running node refuses, and leaves that node's anvil alone", async () => {
+    const port = await findFreePort();
+    const pidFile = join(dir, 'owned.pid');
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/anvil-holder.ts', String(port), pidFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let out = '';
+      holder.stdout!.on('data', (d) => (out += d));
+      const ownedPid = await waitFor('the holder to start anvil', () => Number(/ready (\d+)/.exec(out)?.[1] ?? 0) || null, 60_000);
+      await assert.rejects(startAnvil({ port: await findFreePort(), pidFile }), (err: unknown) => err instanceof DevnetInUseError && err.ownerPid === holder.pid && /stop that node first/.test(err.message));
+      assert.ok(alive(ownedPid), 'the running node keeps its anvil');
+      assert.equal(readPids(pidFile)?.anvil, ownedPid, 'and its pid file');
+    } finally {
+      const died = new Promise((r) => holder.once('exit', r));
+      holder.kill('SIGTERM');
+      await died;
+      // the holder's anvil is an orphan now: the next start stops it
+      const anvil = await startAnvil({ port, pidFile });
+      await anvil.stop();
+    }
   });
 
   it('a pid file naming another program leaves that program alone', async () => {

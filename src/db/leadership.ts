@@ -9,6 +9,7 @@
  *   const stop = runAsLeader({ url, name: 'loops:31337', logger, signal }, async (leaderSignal) => { ... });
  */
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import pg from 'pg';
 
 export interface LeadershipLogger {
@@ -53,6 +54,7 @@ export async function runAsLeader(options: LeadershipOptions, work: (signal: Abo
   while (!signal.aborted) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
     const lost = new AbortController();
+    setMaxListeners(100, lost.signal); // the leader's loops of a chain all wait on it
     const onAbort = () => lost.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     client.on('error', (err) => {
