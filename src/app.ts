@@ -18,6 +18,7 @@ import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops, type RunningLoops } from './loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
+import { EcdsaRecoveryPool } from './infra/ecdsa-recovery-pool.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
@@ -202,12 +203,15 @@ async function registerOrderBooks(
 ): Promise<Map<string, OrderBookBuild>> {
   const { config, logger, options, metrics } = w;
   const appData = new AppDataService(database.db);
+  // order signatures are recovered on worker threads (the other cores), not on the event loop
+  const recovery = new EcdsaRecoveryPool();
+  w.closers.push(() => recovery.close());
   const orderBooks = new Map<string, OrderBookBuild>();
   for (const network of networks) {
     const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) => {
       metrics.providers.error('external-orderbook');
       logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
-    });
+    }, recovery.recover);
     orderBooks.set(network.name, build);
     const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
     await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });

@@ -1,4 +1,5 @@
 /** Builds the order-book services of one network from its chain runtime, the database and the configuration. */
+import type { RecoverAddress } from '../protocol/index.js';
 import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
 import type { Config } from '../config/config.js';
@@ -48,6 +49,8 @@ export function buildOrderBookServices(
   appData: AppDataService,
   now: () => number = DEFAULT_ORDER_POLICY.now,
   onProviderError?: (err: unknown) => void,
+  /** where order signatures' curve arithmetic runs (default: the calling thread) */
+  recoverAddress?: RecoverAddress,
 ): OrderBookBuild {
   const { chainId, settlement, reader } = network;
   const estimators: TradeEstimator[] = [];
@@ -70,7 +73,7 @@ export function buildOrderBookServices(
   });
   const repo = new PlacedOrdersRepository(db);
   const orders = new OrderService({
-    chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy,
+    chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy, recoverAddress,
     chain: {
       async balanceAndAllowance(owner, token, preHooks = []) {
         const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);

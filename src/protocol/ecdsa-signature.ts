@@ -1,4 +1,4 @@
-import { recoverAddress, recoverMessageAddress, type Address, type Hex } from 'viem';
+import { hashMessage, recoverAddress, type Address, type Hex } from 'viem';
 import { ProtocolError } from './protocol-error.js';
 import type { EcdsaSigningScheme } from './signing-scheme.js';
 
@@ -38,21 +38,30 @@ export interface RecoverEcdsaSignerParameters {
 }
 
 /**
+ * The curve arithmetic of a recovery: the signer's address of a 32-byte hash and a normalized signature. The
+ * default runs viem's `recoverAddress` on the calling thread; a caller may run it elsewhere (a worker thread).
+ */
+export type RecoverAddress = (hash: Hex, signature: Hex) => Promise<Address>;
+
+const recoverOnThisThread: RecoverAddress = (hash, signature) => recoverAddress({ hash, signature });
+
+/**
  * Recovers the lowercase signer of an EIP-712 digest: `eip712` signs the digest directly, `ethsign`
  * signs it as a personal message of its 32 raw bytes ("\x19Ethereum Signed Message:\n32" ‖ digest).
  *
  * @example
  * await recoverEcdsaSigner({ scheme: 'eip712', signature, digest }) // '0x7099…79c8'
  */
-export async function recoverEcdsaSigner({ scheme, signature, digest }: RecoverEcdsaSignerParameters): Promise<Address> {
+export async function recoverEcdsaSigner({ scheme, signature, digest }: RecoverEcdsaSignerParameters, recover: RecoverAddress = recoverOnThisThread): Promise<Address> {
   const normalized = normalizeEcdsaSignature(signature);
+  let hash: Hex;
+  if (scheme === 'eip712') hash = digest;
+  else if (scheme === 'ethsign') hash = hashMessage({ raw: digest });
+  else throw new SignatureError('unsupportedScheme', `scheme ${String(scheme)} has no ECDSA signer`);
   let signer: Address;
   try {
-    if (scheme === 'eip712') signer = await recoverAddress({ hash: digest, signature: normalized });
-    else if (scheme === 'ethsign') signer = await recoverMessageAddress({ message: { raw: digest }, signature: normalized });
-    else throw new SignatureError('unsupportedScheme', `scheme ${String(scheme)} has no ECDSA signer`);
+    signer = await recover(hash, normalized);
   } catch (error) {
-    if (error instanceof SignatureError) throw error;
     throw new SignatureError('unrecoverable', 'no signer can be recovered from the signature', { cause: error });
   }
   return signer.toLowerCase() as Address;

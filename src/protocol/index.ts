@@ -30,7 +30,7 @@ export type { OrderUidParts, UidErrorCode } from './order-uid.js';
 
 export { SIGNING_SCHEMES } from './signing-scheme.js';
 export type { SigningScheme, EcdsaSigningScheme } from './signing-scheme.js';
-export { normalizeEcdsaSignature, recoverEcdsaSigner, SignatureError } from './ecdsa-signature.js';
+export { normalizeEcdsaSignature, recoverEcdsaSigner, SignatureError, type RecoverAddress } from './ecdsa-signature.js';
 export type { SignatureErrorCode, RecoverEcdsaSignerParameters } from './ecdsa-signature.js';
 export { recoverOrderSigner } from './recover-order-signer.js';
 export type { RecoverOrderSignerParameters } from './recover-order-signer.js';

@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { recoverEcdsaSigner } from './ecdsa-signature.js';
+import { recoverEcdsaSigner, type RecoverAddress } from './ecdsa-signature.js';
 import type { EcdsaSigningScheme } from './signing-scheme.js';
 
 export interface RecoverOrderSignerParameters {
@@ -12,11 +12,12 @@ export interface RecoverOrderSignerParameters {
 
 /**
  * Recovers the owner (lowercase) of an eip712 or ethsign order signature. Throws `SignatureError`
- * on a malformed or unrecoverable signature. (eip1271/presign owners are verified on chain.)
+ * on a malformed or unrecoverable signature. (eip1271/presign owners are verified on chain.) `recover` runs the
+ * curve arithmetic (default: on this thread).
  *
  * @example
  * const owner = await recoverOrderSigner({ scheme: 'eip712', signature, digest: orderDigest(order, domain) })
  */
-export function recoverOrderSigner(parameters: RecoverOrderSignerParameters): Promise<Address> {
-  return recoverEcdsaSigner(parameters);
+export function recoverOrderSigner(parameters: RecoverOrderSignerParameters, recover?: RecoverAddress): Promise<Address> {
+  return recoverEcdsaSigner(parameters, recover);
 }

@@ -98,11 +98,6 @@ export class OrderRepository {
     return this.db.transaction().execute(fn);
   }
 
-  async exists(chainId: number, uid: Hex, db: Db = this.db): Promise<boolean> {
-    const row = await db.selectFrom('orders').select('uid').where('chain_id', '=', chainId).where('uid', '=', toBytes(uid)).executeTakeFirst();
-    return row !== undefined;
-  }
-
   /** Inserts the order (+ its quote and a `created` event); false when the UID already exists. */
   async insert(order: NewOrder, quote: StoredQuote | null, db: Db = this.db): Promise<boolean> {
     const values: Insertable<OrdersTable> = {

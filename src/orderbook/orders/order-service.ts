@@ -18,6 +18,7 @@ import {
   parseAppDataDocument,
   parseUint256,
   recoverOrderSigner,
+  type RecoverAddress,
   type AppDataDocument,
   type Order,
 } from '../../protocol/index.js';
@@ -64,6 +65,8 @@ export interface OrderServiceDeps {
   chain: OrderChainReads;
   quoter: OrderQuoter;
   policy: OrderPolicy;
+  /** the curve arithmetic of signer recovery (a worker pool in the node; default: this thread) */
+  recoverAddress?: RecoverAddress;
 }
 
 /** The signed fields of a POST /orders body, parsed (step 0): lowercase addresses, bigint amounts. */
@@ -108,7 +111,7 @@ export class OrderService {
     const appData = await this.resolveAppData(body); //                               1., 3. app data
     const replaced = await this.loadReplaced(appData.document); //                    2. replaced order
     const { digest, owner, signature } = await this.recoverOwner(body, fields, appData); // 4. signature → owner
-    const uid = await this.newUid(digest, owner, fields.validTo); //                 5. UID, not a duplicate
+    const uid = this.newUid(digest, owner, fields.validTo); //                       5. UID
     checkNonZeroAmounts(fields); //                                                   6. non-zero amounts
     this.checkOrderRules(fields, owner, now); //                                      7. rules shared with quotes
     await this.checkFunds(body.signingScheme, fields, owner, appData.document); //    8. balance and allowance
@@ -144,11 +147,12 @@ export class OrderService {
     return { digest, owner, signature };
   }
 
-  /** 5. The UID, and an early duplicate check (the insert checks again). */
-  private async newUid(digest: Hex, owner: Address, validTo: number): Promise<Hex> {
-    const uid = computeOrderUid(digest, owner, validTo);
-    if (await this.deps.orders.exists(this.deps.chainId, uid)) throw new OrderBookError('DuplicateOrder', 'order already exists');
-    return uid;
+  /**
+   * 5. The UID. Whether it is a duplicate is the insert's to say (step 14, as upstream): a database read here would
+   * cost every order a round trip to tell early what only a resubmission has.
+   */
+  private newUid(digest: Hex, owner: Address, validTo: number): Hex {
+    return computeOrderUid(digest, owner, validTo);
   }
 
   /**
@@ -221,19 +225,21 @@ export class OrderService {
    */
   private async persist(order: NewOrder, quote: StoredQuote | null, newDocument: string | null, replaced: StoredOrder | null): Promise<void> {
     const { orders, appData, chainId } = this.deps;
-    const inserted =
-      newDocument === null && replaced === null
-        ? await orders.insert(order, quote)
-        : await orders.transaction(async (tx) => {
-            if (newDocument !== null) await appData.put(newDocument, order.appData, tx);
-            if (replaced) {
-              if (!(order.signingScheme === 'eip712' || order.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
-              if (replaced.owner !== order.owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner');
-              await orders.markCancelled(chainId, [replaced.uid], tx);
-            }
-            return orders.insert(order, quote, tx);
-          });
-    if (!inserted) throw new OrderBookError('DuplicateOrder', 'order already exists');
+    const duplicate = () => new OrderBookError('DuplicateOrder', 'order already exists');
+    if (newDocument === null && replaced === null) {
+      if (!(await orders.insert(order, quote))) throw duplicate();
+      return;
+    }
+    await orders.transaction(async (tx) => {
+      if (newDocument !== null) await appData.put(newDocument, order.appData, tx);
+      if (replaced) {
+        if (!(order.signingScheme === 'eip712' || order.signingScheme === 'ethsign')) throw new OrderBookError('InvalidSignature', 'a replacement order must be signed with eip712 or ethsign');
+        if (replaced.owner !== order.owner) throw new OrderBookError('WrongOwner', 'the replaced order belongs to another owner');
+        await orders.markCancelled(chainId, [replaced.uid], tx);
+      }
+      // a duplicate rolls back the replacement's cancellation with it
+      if (!(await orders.insert(order, quote, tx))) throw duplicate();
+    });
   }
 
   /**
@@ -270,7 +276,7 @@ export class OrderService {
       case 'ethsign': {
         let recovered: Address;
         try {
-          recovered = (await recoverOrderSigner({ scheme: body.signingScheme, signature: raw, digest })).toLowerCase() as Address;
+          recovered = (await recoverOrderSigner({ scheme: body.signingScheme, signature: raw, digest }, this.deps.recoverAddress)).toLowerCase() as Address;
         } catch (err) {
           if (err instanceof SignatureError) throw new OrderBookError('InvalidSignature', `signature could not be verified: ${err.message}`);
           throw err;
