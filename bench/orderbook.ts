@@ -42,17 +42,24 @@ async function recoveriesPerSecond(): Promise<number> {
   return n / ((performance.now() - start) / 1000);
 }
 
+/** The devnet's first trader, WETH and USDC, and a JSON POST to the node. */
+function devnetTrading(app: TestApp) {
+  const d = app.devnet!.describe();
+  return {
+    d,
+    trader: privateKeyToAccount(d.accounts[0]!.privateKey),
+    weth: d.tokens[0]!.address as Hex,
+    usdc: d.tokens[1]!.address as Hex,
+    post: (path: string, body: unknown) => fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  };
+}
+
 /**
  * Order intake as an SDK submits it: one quote, then orders signed for it that carry its id (distinct UIDs through
  * validTo), signed beforehand and submitted with 4 in flight. Orders per second, and how many were refused.
  */
 export async function intake(app: TestApp): Promise<{ perSecond: number; failed: number }> {
-  const d = app.devnet!.describe();
-  const trader = privateKeyToAccount(d.accounts[0]!.privateKey);
-  const weth = d.tokens[0]!.address as Hex;
-  const usdc = d.tokens[1]!.address as Hex;
-  const post = (path: string, body: unknown) =>
-    fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const { trader, weth, usdc, post } = devnetTrading(app);
   const quoted = await post('/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: String(10n ** 15n) });
   if (quoted.status !== 200) throw new Error(`quote failed: ${quoted.status} ${await quoted.text()}`);
   const { id: quoteId, quote } = (await quoted.json()) as { id: number; quote: { sellAmount: string; feeAmount: string } };
@@ -129,12 +136,7 @@ async function intakeOnPostgres(): Promise<{ perSecond: number; failed: number }
 export async function benchOrderBook(): Promise<Figure[]> {
   const app = await startTestApp();
   try {
-    const d = app.devnet!.describe();
-    const trader = privateKeyToAccount(d.accounts[0]!.privateKey);
-    const weth = d.tokens[0]!.address as Hex;
-    const usdc = d.tokens[1]!.address as Hex;
-    const post = (path: string, body: unknown) =>
-      fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const { d, trader, weth, usdc, post } = devnetTrading(app);
 
     // --- quote latency vs one direct getAmountsOut
     const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
