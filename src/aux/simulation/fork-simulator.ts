@@ -3,8 +3,9 @@
  * pinned to the node's latest block, so concurrent simulations never see each other's state and the live chain
  * (and everybody else using it) is never touched — no snapshots or reverts on the shared node.
  *
- * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and is reset to the current block
- * with `anvil_reset` before each use.
+ * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and before each use goes back to a
+ * snapshot taken at the current block (`evm_revert`), or is reset to it with `anvil_reset` once the source has
+ * moved on.
  *
  * Per transaction, in order: send it from the (impersonated) sender, mine it, read the receipt; on success read
  * the `prestateTracer` diff (storage changes, native balance changes) and the logs (ERC-20 changes); on revert
@@ -54,7 +55,7 @@ export interface ForkSimulatorOptions {
   rpcTimeoutMs?: number;
   /** how long a fork may take to come up (default 15 s) */
   forkStartTimeoutMs?: number;
-  /** forks kept ready per chain between simulations, reset with anvil_reset before reuse (default 2; 0 = a fresh fork each time) */
+  /** forks kept ready per chain between simulations, reverted to a snapshot (or reset) before reuse (default 2; 0 = a fresh fork each time) */
   idleForks?: number;
   /** kill a fork idle this long (default 60 s) */
   idleForkTtlMs?: number;
@@ -118,7 +119,8 @@ export class ForkSimulator implements Simulator {
     let healthy = false;
     try {
       const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
-      const block = await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]);
+      // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
+      const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
       const blockGas = BigInt(block.gasLimit);
       const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
       // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
