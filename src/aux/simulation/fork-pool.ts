@@ -1,7 +1,8 @@
 /**
  * A small pool of anvil forks per source node, so that a simulation does not pay for starting a process
  * (~100–300 ms) each time. A fork serves one simulation at a time; before each use it goes back to a snapshot
- * taken at its block when the requested block is still that one (`evm_revert`, one round trip), else it is reset
+ * taken at its block when the requested block is still that one (`evm_revert`, one round trip, sent while the
+ * requested block is still being read from the source), else it is reset
  * to the requested block with `anvil_reset` (~40–80 ms), which discards everything the previous simulation did
  * and re-reads the source, and its block number is checked. A fork that misbehaved, whose simulation failed or
  * was aborted, or that stayed idle longer than `idleTtlMs`, is killed rather than reused.
@@ -71,15 +72,33 @@ export class ForkPool {
     return n;
   }
 
-  async acquire(sourceUrl: string, blockNumber: bigint | null, signal: AbortSignal): Promise<ForkLease> {
-    if (this.closed) throw new Error('the fork pool is closed');
+  /**
+   * A fork of `sourceUrl` at `block`, which may still be being read from the source: an idle fork meanwhile goes
+   * back to its snapshot (right if the block is still the one it is pinned to, harmless before a full reset
+   * otherwise). Rejects as `block` does, if it does.
+   */
+  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease> {
+    if (this.closed) {
+      if (block instanceof Promise) await block;
+      throw new Error('the fork pool is closed');
+    }
     for (let candidate = this.takeIdle(sourceUrl); candidate; candidate = this.takeIdle(sourceUrl)) {
       this.inUse.add(candidate);
-      if (await this.reset(candidate, sourceUrl, blockNumber, signal)) return this.lease(candidate, sourceUrl, true, blockNumber);
+      let reset: { blockNumber: bigint | null; ok: boolean };
+      try {
+        reset = await this.reset(candidate, sourceUrl, block, signal);
+      } catch (err) {
+        // the block could not be read
+        this.inUse.delete(candidate);
+        await candidate.kill();
+        throw err;
+      }
+      if (reset.ok) return this.lease(candidate, sourceUrl, true, reset.blockNumber);
       this.inUse.delete(candidate);
       await candidate.kill();
       signal.throwIfAborted();
     }
+    const blockNumber = await block;
     const fork = await startFork({ ...this.options.startOptions, sourceUrl, blockNumber, signal });
     if (this.closed) {
       await fork.kill();
@@ -120,17 +139,27 @@ export class ForkPool {
     return null;
   }
 
-  private async reset(fork: ForkNode, sourceUrl: string, blockNumber: bigint | null, signal: AbortSignal): Promise<boolean> {
+  /** Brings the fork to `block`: back to its snapshot when still pinned there, else with `anvil_reset`. Rejects as `block` does. */
+  private async reset(fork: ForkNode, sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<{ blockNumber: bigint | null; ok: boolean }> {
     const pinned = this.pinned.get(fork);
     this.pinned.delete(fork);
     const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
+    const snapshot = pinned?.snapshots.pop();
+    // sent before the block is known (see acquire); a failed revert is settled by a full reset below
+    const reverted = snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
+    let blockNumber: bigint | null;
+    try {
+      blockNumber = await block;
+    } finally {
+      // no request to the fork may still be running when it is reset, leased or killed
+      await reverted;
+    }
     try {
       // still at the requested block: going back to a snapshot taken there is enough (no re-read of the source)
-      const snapshot = pinned?.snapshots.pop();
-      if (pinned && snapshot !== undefined && blockNumber !== null && pinned.block === blockNumber && (await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts))) {
+      if (pinned && blockNumber !== null && pinned.block === blockNumber && (await reverted)) {
         if (pinned.snapshots.length > 0) this.pinned.set(fork, pinned);
         else await this.pin(fork, blockNumber, signal, pinned.latest);
-        return true;
+        return { blockNumber, ok: true };
       }
     } catch {
       // fall through to a full reset
@@ -138,15 +167,15 @@ export class ForkPool {
     try {
       const forking = blockNumber === null ? { jsonRpcUrl: sourceUrl } : { jsonRpcUrl: sourceUrl, blockNumber: Number(blockNumber) };
       await rpcCall(fork.url, 'anvil_reset', [{ forking }], { signal, timeoutMs: this.options.rpcTimeoutMs });
-      if (blockNumber === null) return true;
+      if (blockNumber === null) return { blockNumber, ok: true };
       const latest = await this.pin(fork, blockNumber, signal);
       if (BigInt(latest.number) !== blockNumber) {
         this.pinned.delete(fork);
-        return false;
+        return { blockNumber, ok: false };
       }
-      return true;
+      return { blockNumber, ok: true };
     } catch {
-      return false;
+      return { blockNumber, ok: false };
     }
   }
 

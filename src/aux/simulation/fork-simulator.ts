@@ -105,16 +105,20 @@ export class ForkSimulator implements Simulator {
   }
 
   async simulate(request: BundleRequest, signal: AbortSignal): Promise<BundleOutcome> {
-    const head = await this.sourceHead(request.rpcUrl, signal);
+    // the pool readies an idle fork while the source's head is read
+    const reading = this.sourceHead(request.rpcUrl, signal);
+    reading.catch(() => undefined); // awaited below; rejections are handled there
     let lease: ForkLease;
     try {
-      lease = await this.pool.acquire(request.rpcUrl, head, signal);
+      lease = await this.pool.acquire(request.rpcUrl, reading, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      if (err instanceof SimulationUnavailableError) throw err; // the source's head could not be read
       if (err instanceof ForkStartError && err.reason === 'binary') throw new SimulationFailedError(`the simulator cannot run: ${err.message}`, { cause: err });
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationUnavailableError(`could not fork chain ${request.chainId}: ${(err as Error).message}`, { cause: err });
     }
+    const head = await reading;
     const fork = lease.fork;
     const onAbort = () => void fork.kill();
     signal.addEventListener('abort', onAbort, { once: true });
