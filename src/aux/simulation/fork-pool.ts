@@ -1,17 +1,23 @@
 /**
  * A small pool of anvil forks per source node, so that a simulation does not pay for starting a process
- * (~100–300 ms) each time. A fork serves one simulation at a time; before each use it goes back to the snapshot
- * taken at its block when the requested block is still that one (`evm_revert`, a few ms), else it is reset to the
- * requested block with `anvil_reset` (~40–80 ms), which discards everything the previous simulation did and re-reads the
- * source, and its block number is checked. A fork that misbehaved, whose simulation failed or was aborted, or
- * that stayed idle longer than `idleTtlMs`, is killed rather than reused.
+ * (~100–300 ms) each time. A fork serves one simulation at a time; before each use it goes back to a snapshot
+ * taken at its block when the requested block is still that one (`evm_revert`, one round trip, sent while the
+ * requested block is still being read from the source), else it is reset
+ * to the requested block with `anvil_reset` (~40–80 ms), which discards everything the previous simulation did
+ * and re-reads the source, and its block number is checked. A fork that misbehaved, whose simulation failed or
+ * was aborted, or that stayed idle longer than `idleTtlMs`, is killed rather than reused.
+ *
+ * `evm_revert` consumes the snapshot it goes back to but keeps the ones taken before it, so a fork is pinned with
+ * several snapshots of the same pristine state at once (one batch): each lease at that block spends one, and only
+ * every few leases does a fork take new ones. The fork's latest block (number, gas limit) is read with them and
+ * handed to each lease, which then need not read it again.
  *
  * @example
  *   const lease = await pool.acquire(rpcUrl, head, signal);
  *   try { ...lease.fork.url... ; await lease.release(true) } catch { await lease.release(false) }
  */
 import { startFork, type ForkNode, type ForkOptions } from './anvil-fork.js';
-import { rpcCall } from './json-rpc.js';
+import { rpcBatch, rpcCall, RpcCallError } from './json-rpc.js';
 
 export interface ForkPoolOptions {
   /** idle forks kept per source node (0 = start a fresh fork for every simulation) */
@@ -23,8 +29,19 @@ export interface ForkPoolOptions {
   startOptions: Omit<ForkOptions, 'sourceUrl' | 'blockNumber' | 'signal'>;
 }
 
+/** The latest block of a fork when it was pinned, which is its latest block again at the start of each lease. */
+export interface ForkBlock {
+  number: string;
+  gasLimit: string;
+}
+
+/** Snapshots taken at once when a fork is pinned: that many leases at its block before it takes new ones. */
+const SPARE_SNAPSHOTS = 8;
+
 export interface ForkLease {
   readonly fork: ForkNode;
+  /** the fork's latest block at the start of the lease; null when unknown (a fork not pinned to a block) */
+  readonly block: ForkBlock | null;
   /** true if it came from the pool (reset) rather than freshly started */
   readonly reused: boolean;
   /** healthy: return the fork to the pool; otherwise kill it. Idempotent. */
@@ -39,8 +56,11 @@ interface IdleFork {
 export class ForkPool {
   private readonly idle = new Map<string, IdleFork[]>();
   private readonly inUse = new Set<ForkNode>();
-  /** the block a fork is pinned to and the snapshot of its state there, taken before its current lease */
-  private readonly pinned = new WeakMap<ForkNode, { block: bigint; snapshot: string }>();
+  /**
+   * the block a fork is pinned to, its latest block there, and the unused snapshots of its state there, taken
+   * before its current lease (ascending: the last one is spent first)
+   */
+  private readonly pinned = new WeakMap<ForkNode, { block: bigint; latest: ForkBlock; snapshots: string[] }>();
   private closed = false;
 
   constructor(private readonly options: ForkPoolOptions) {}
@@ -52,27 +72,47 @@ export class ForkPool {
     return n;
   }
 
-  async acquire(sourceUrl: string, blockNumber: bigint | null, signal: AbortSignal): Promise<ForkLease> {
-    if (this.closed) throw new Error('the fork pool is closed');
+  /**
+   * A fork of `sourceUrl` at `block`, which may still be being read from the source: an idle fork meanwhile goes
+   * back to its snapshot (right if the block is still the one it is pinned to, harmless before a full reset
+   * otherwise). Rejects as `block` does, if it does.
+   */
+  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease> {
+    if (this.closed) {
+      if (block instanceof Promise) await block;
+      throw new Error('the fork pool is closed');
+    }
     for (let candidate = this.takeIdle(sourceUrl); candidate; candidate = this.takeIdle(sourceUrl)) {
       this.inUse.add(candidate);
-      if (await this.reset(candidate, sourceUrl, blockNumber, signal)) return this.lease(candidate, sourceUrl, true);
+      let reset: { blockNumber: bigint | null; ok: boolean };
+      try {
+        reset = await this.reset(candidate, sourceUrl, block, signal);
+      } catch (err) {
+        // the block could not be read
+        this.inUse.delete(candidate);
+        await candidate.kill();
+        throw err;
+      }
+      if (reset.ok) return this.lease(candidate, sourceUrl, true, reset.blockNumber);
       this.inUse.delete(candidate);
       await candidate.kill();
       signal.throwIfAborted();
     }
+    const blockNumber = await block;
     const fork = await startFork({ ...this.options.startOptions, sourceUrl, blockNumber, signal });
     if (this.closed) {
       await fork.kill();
       throw new Error('the fork pool is closed');
     }
     this.inUse.add(fork);
-    try {
-      await this.pin(fork, blockNumber, signal);
-    } catch {
-      // no snapshot: the next lease resets it
+    if (blockNumber !== null) {
+      try {
+        await this.pin(fork, blockNumber, signal);
+      } catch {
+        // no snapshot: the next lease resets it
+      }
     }
-    return this.lease(fork, sourceUrl, false);
+    return this.lease(fork, sourceUrl, false, blockNumber);
   }
 
   /** Kills every idle fork and refuses new leases; forks in use are killed when released. */
@@ -99,15 +139,27 @@ export class ForkPool {
     return null;
   }
 
-  private async reset(fork: ForkNode, sourceUrl: string, blockNumber: bigint | null, signal: AbortSignal): Promise<boolean> {
+  /** Brings the fork to `block`: back to its snapshot when still pinned there, else with `anvil_reset`. Rejects as `block` does. */
+  private async reset(fork: ForkNode, sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<{ blockNumber: bigint | null; ok: boolean }> {
     const pinned = this.pinned.get(fork);
     this.pinned.delete(fork);
     const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
+    const snapshot = pinned?.snapshots.pop();
+    // sent before the block is known (see acquire); a failed revert is settled by a full reset below
+    const reverted = snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
+    let blockNumber: bigint | null;
     try {
-      // still at the requested block: going back to the snapshot taken there is enough (no re-read of the source)
-      if (pinned && blockNumber !== null && pinned.block === blockNumber && (await rpcCall<boolean>(fork.url, 'evm_revert', [pinned.snapshot], opts))) {
-        await this.pin(fork, blockNumber, signal);
-        return true;
+      blockNumber = await block;
+    } finally {
+      // no request to the fork may still be running when it is reset, leased or killed
+      await reverted;
+    }
+    try {
+      // still at the requested block: going back to a snapshot taken there is enough (no re-read of the source)
+      if (pinned && blockNumber !== null && pinned.block === blockNumber && (await reverted)) {
+        if (pinned.snapshots.length > 0) this.pinned.set(fork, pinned);
+        else await this.pin(fork, blockNumber, signal, pinned.latest);
+        return { blockNumber, ok: true };
       }
     } catch {
       // fall through to a full reset
@@ -115,28 +167,42 @@ export class ForkPool {
     try {
       const forking = blockNumber === null ? { jsonRpcUrl: sourceUrl } : { jsonRpcUrl: sourceUrl, blockNumber: Number(blockNumber) };
       await rpcCall(fork.url, 'anvil_reset', [{ forking }], { signal, timeoutMs: this.options.rpcTimeoutMs });
-      if (blockNumber === null) return true;
-      const now = await rpcCall<string>(fork.url, 'eth_blockNumber', [], { signal, timeoutMs: this.options.rpcTimeoutMs });
-      if (BigInt(now) !== blockNumber) return false;
-      await this.pin(fork, blockNumber, signal);
-      return true;
+      if (blockNumber === null) return { blockNumber, ok: true };
+      const latest = await this.pin(fork, blockNumber, signal);
+      if (BigInt(latest.number) !== blockNumber) {
+        this.pinned.delete(fork);
+        return { blockNumber, ok: false };
+      }
+      return { blockNumber, ok: true };
     } catch {
-      return false;
+      return { blockNumber, ok: false };
     }
   }
 
-  /** Remembers a snapshot of the fork's pristine state at `blockNumber`, for the next lease at the same block. */
-  private async pin(fork: ForkNode, blockNumber: bigint | null, signal: AbortSignal): Promise<void> {
-    if (blockNumber === null) return;
-    const snapshot = await rpcCall<string>(fork.url, 'evm_snapshot', [], { signal, timeoutMs: this.options.rpcTimeoutMs });
-    this.pinned.set(fork, { block: blockNumber, snapshot });
+  /**
+   * Takes snapshots of the fork's pristine state at `blockNumber` for the next leases at the same block, and
+   * reads its latest block with them (unless already known); returns that block.
+   */
+  private async pin(fork: ForkNode, blockNumber: bigint, signal: AbortSignal, known?: ForkBlock): Promise<ForkBlock> {
+    const calls: Array<[string, unknown[]]> = Array.from({ length: SPARE_SNAPSHOTS }, () => ['evm_snapshot', []]);
+    if (!known) calls.unshift(['eth_getBlockByNumber', ['latest', false]]);
+    // snapshots and the block read change nothing: they may run concurrently
+    const answers = await rpcBatch(fork.url, calls, { signal, timeoutMs: this.options.rpcTimeoutMs });
+    const failed = answers.find((a) => a instanceof RpcCallError);
+    if (failed) throw failed;
+    const latest = known ?? readBlock(answers.shift());
+    const snapshots = (answers as string[]).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+    this.pinned.set(fork, { block: blockNumber, latest, snapshots });
+    return latest;
   }
 
-  private lease(fork: ForkNode, sourceUrl: string, reused: boolean): ForkLease {
+  private lease(fork: ForkNode, sourceUrl: string, reused: boolean, blockNumber: bigint | null): ForkLease {
     let released = false;
+    const pinned = this.pinned.get(fork);
     return {
       fork,
       reused,
+      block: pinned && pinned.block === blockNumber ? { ...pinned.latest } : null,
       release: async (healthy) => {
         if (released) return;
         released = true;
@@ -157,4 +223,10 @@ export class ForkPool {
       },
     };
   }
+}
+
+function readBlock(answer: unknown): ForkBlock {
+  const block = answer as Partial<ForkBlock> | null;
+  if (!block || typeof block.number !== 'string' || typeof block.gasLimit !== 'string') throw new Error('the fork answered no latest block');
+  return { number: block.number, gasLimit: block.gasLimit };
 }

@@ -3,13 +3,16 @@
  * pinned to the node's latest block, so concurrent simulations never see each other's state and the live chain
  * (and everybody else using it) is never touched — no snapshots or reverts on the shared node.
  *
- * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and is reset to the current block
- * with `anvil_reset` before each use.
+ * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and before each use goes back to a
+ * snapshot taken at the current block (`evm_revert`), or is reset to it with `anvil_reset` once the source has
+ * moved on.
  *
  * Per transaction, in order: send it from the (impersonated) sender, mine it, read the receipt; on success read
  * the `prestateTracer` diff (storage changes, native balance changes) and the logs (ERC-20 changes); on revert
  * read the `callTracer` output for the reason. The first failure stops the bundle; the transactions after it are
- * reported as not executed (the same rule as Tenderly's bundle endpoint).
+ * reported as not executed (the same rule as Tenderly's bundle endpoint). A bundle without gas estimates to make
+ * runs the same way in a single block: the transactions sent in order, one `evm_mine`, then the receipts and the
+ * traces of the whole block read in one batched request.
  *
  * Gas: a transaction without `gas_price` runs at gas price 0 on a fork with base fee 0, so it costs nothing (and
  * senders without ether can be simulated, as upstream does); with `gas_price` it is honoured and the sender
@@ -25,7 +28,7 @@
 import { numberToHex, type Address, type Hex } from 'viem';
 import { ForkStartError } from './anvil-fork.js';
 import { ForkPool, type ForkLease } from './fork-pool.js';
-import { RpcCallError, redact, rpcCall } from './json-rpc.js';
+import { RpcCallError, redact, rpcBatch, rpcCall, type RpcBatchCall } from './json-rpc.js';
 import { describeRevert } from './revert-reason.js';
 import {
   addBalanceChanges,
@@ -54,7 +57,7 @@ export interface ForkSimulatorOptions {
   rpcTimeoutMs?: number;
   /** how long a fork may take to come up (default 15 s) */
   forkStartTimeoutMs?: number;
-  /** forks kept ready per chain between simulations, reset with anvil_reset before reuse (default 2; 0 = a fresh fork each time) */
+  /** forks kept ready per chain between simulations, reverted to a snapshot (or reset) before reuse (default 2; 0 = a fresh fork each time) */
   idleForks?: number;
   /** kill a fork idle this long (default 60 s) */
   idleForkTtlMs?: number;
@@ -102,28 +105,34 @@ export class ForkSimulator implements Simulator {
   }
 
   async simulate(request: BundleRequest, signal: AbortSignal): Promise<BundleOutcome> {
-    const head = await this.sourceHead(request.rpcUrl, signal);
+    // the pool readies an idle fork while the source's head is read
+    const reading = this.sourceHead(request.rpcUrl, signal);
+    reading.catch(() => undefined); // awaited below; rejections are handled there
     let lease: ForkLease;
     try {
-      lease = await this.pool.acquire(request.rpcUrl, head, signal);
+      lease = await this.pool.acquire(request.rpcUrl, reading, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      if (err instanceof SimulationUnavailableError) throw err; // the source's head could not be read
       if (err instanceof ForkStartError && err.reason === 'binary') throw new SimulationFailedError(`the simulator cannot run: ${err.message}`, { cause: err });
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationUnavailableError(`could not fork chain ${request.chainId}: ${(err as Error).message}`, { cause: err });
     }
+    const head = await reading;
     const fork = lease.fork;
     const onAbort = () => void fork.kill();
     signal.addEventListener('abort', onAbort, { once: true });
     let healthy = false;
     try {
       const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
-      const block = await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]);
+      // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
+      const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
       const blockGas = BigInt(block.gasLimit);
       const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
       // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
       if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
-        const transactions = await this.runInOneBlock(call, request, blockGas, defaultGas, signal);
+        const batch = (calls: readonly RpcBatchCall[]) => rpcBatch(fork.url, calls, { signal, timeoutMs: this.rpcTimeoutMs });
+        const transactions = await this.runInOneBlock(call, batch, request, blockGas, defaultGas, signal);
         healthy = true;
         return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions };
       }
@@ -153,12 +162,14 @@ export class ForkSimulator implements Simulator {
 
   /**
    * The bundle in one block: each transaction sent in order (the fork mines first-in first-out), one `evm_mine`,
-   * then the receipts and the traces of all of them at once. The first transaction that is refused or reverts
-   * ends the bundle as in the one-by-one path: what ran after it in the block is reported as not executed (it
-   * cannot have changed what ran before it).
+   * then the receipts and the traces of all of them at once, in one request (`eth_getBlockReceipts`,
+   * `debug_traceBlockByNumber`: reads of the mined block, which nothing changes any more). The first transaction
+   * that is refused or reverts ends the bundle as in the one-by-one path: what ran after it in the block is
+   * reported as not executed (it cannot have changed what ran before it).
    */
   private async runInOneBlock(
     call: <T>(method: string, params: unknown[]) => Promise<T>,
+    batch: (calls: readonly RpcBatchCall[]) => Promise<unknown[]>,
     request: BundleRequest,
     blockGas: bigint,
     defaultGas: bigint,
@@ -167,36 +178,66 @@ export class ForkSimulator implements Simulator {
     const txs = request.transactions;
     const gases = txs.map((tx) => (tx.gas !== null ? BigInt(tx.gas) : defaultGas));
     const total = gases.reduce((a, b) => a + b, 0n);
-    if (total > blockGas) await call('evm_setBlockGasLimit', [numberToHex(total)]);
+    // the block must hold the whole bundle; each transaction alone fits the current limit unless it asks for more,
+    // and then the new limit must be in place before it is sent
+    let raiseLimit: RpcBatchCall | null = total > blockGas ? ['evm_setBlockGasLimit', [numberToHex(total)]] : null;
+    if (raiseLimit && gases.some((gas) => gas > blockGas)) {
+      await call(raiseLimit[0], raiseLimit[1]);
+      raiseLimit = null;
+    }
     const sent: Array<{ hash: Hex } | { refused: TransactionOutcome }> = [];
     for (const [index, tx] of txs.entries()) {
       const gasPrice = tx.gasPrice ?? 0n;
-      try {
-        const hash = await call<Hex>('eth_sendTransaction', [{ from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(gasPrice), gas: numberToHex(gases[index]!) }]);
-        sent.push({ hash });
-      } catch (err) {
-        if (!(err instanceof RpcCallError)) throw err;
-        if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
-        const data = typeof err.data === 'string' && /^0x[0-9a-fA-F]*$/.test(err.data) && err.data.length > 2 ? (err.data as Hex) : null;
-        sent.push({ refused: { ...emptyOutcome(index, 'rejected'), revertReason: data ? describeRevert(data) : err.rpcMessage, revertData: data } });
-        break;
+      const send: RpcBatchCall = ['eth_sendTransaction', [{ from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(gasPrice), gas: numberToHex(gases[index]!) }]];
+      let answer: unknown;
+      if (raiseLimit) {
+        // independent of each other, both before evm_mine: one request
+        const [limitSet, sendAnswer] = await batch([raiseLimit, send]);
+        if (limitSet instanceof RpcCallError) throw limitSet;
+        raiseLimit = null;
+        answer = sendAnswer;
+      } else {
+        answer = await call<Hex>(send[0], send[1]).catch((err: unknown) => (err instanceof RpcCallError ? err : Promise.reject(err)));
       }
+      if (!(answer instanceof RpcCallError)) {
+        sent.push({ hash: answer as Hex });
+        continue;
+      }
+      const err = answer;
+      if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
+      const data = typeof err.data === 'string' && /^0x[0-9a-fA-F]*$/.test(err.data) && err.data.length > 2 ? (err.data as Hex) : null;
+      sent.push({ refused: { ...emptyOutcome(index, 'rejected'), revertReason: data ? describeRevert(data) : err.rpcMessage, revertData: data } });
+      break;
     }
     const hashes = sent.flatMap((s) => ('hash' in s ? [s.hash] : []));
-    if (hashes.length > 0) await call('evm_mine', []);
-    const receipts = await Promise.all(hashes.map((hash) => call<(Receipt & { transactionIndex: Hex }) | null>('eth_getTransactionReceipt', [hash])));
-    receipts.forEach((r, i) => {
-      if (!r) throw new SimulationFailedError(`transaction ${i} was not mined on the fork`);
-      if (Number(r.transactionIndex) !== i || r.blockNumber !== receipts[0]!.blockNumber) throw new SimulationFailedError('the fork mined the bundle out of order');
+    let receipts: Array<Receipt & { transactionHash: Hex }> = [];
+    let traces: Array<PrestateDiff | null> = [];
+    // the block itself only matters for a gas price above 0 (its coinbase and base fee)
+    let minedIn: { miner: Address; baseFeePerGas?: Hex } | null = null;
+    if (hashes.length > 0) {
+      await call('evm_mine', []);
+      const paid = txs.some((tx, index) => index < hashes.length && (tx.gasPrice ?? 0n) > 0n);
+      const answers = await batch([
+        ['eth_getBlockReceipts', ['latest']],
+        ['debug_traceBlockByNumber', ['latest', { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]],
+        ...(paid ? [['eth_getBlockByNumber', ['latest', false]] as RpcBatchCall] : []),
+      ]);
+      const failed = answers.find((a) => a instanceof RpcCallError);
+      if (failed) throw failed;
+      receipts = (answers[0] ?? []) as typeof receipts;
+      traces = ((answers[1] ?? []) as Array<{ result?: PrestateDiff } | null>).map((t) => t?.result ?? null);
+      minedIn = paid ? (answers[2] as typeof minedIn) : null;
+    }
+    // the mined block holds exactly the bundle's transactions, in the order they were sent
+    hashes.forEach((hash, i) => {
+      if (!receipts[i]) throw new SimulationFailedError(`transaction ${i} was not mined on the fork`);
+      if (receipts[i]!.transactionHash !== hash) throw new SimulationFailedError('the fork mined the bundle out of order');
     });
+    if (receipts.length !== hashes.length || traces.length !== hashes.length) throw new SimulationFailedError('the fork mined other transactions with the bundle');
     // the outcome of each transaction up to the first failure
-    const lastRun = receipts.findIndex((r) => BigInt(r!.status) !== 1n);
-    const traced = lastRun < 0 ? receipts.length : lastRun;
-    // one trace at a time: concurrent traces of one block can stall a fork
-    const traces: PrestateDiff[] = [];
-    for (const hash of hashes.slice(0, traced)) traces.push(await call<PrestateDiff>('debug_traceTransaction', [hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]));
+    const lastRun = receipts.findIndex((r) => BigInt(r.status) !== 1n);
     const revertFrame = lastRun < 0 ? null : await call<CallFrame>('debug_traceTransaction', [hashes[lastRun]!, { tracer: 'callTracer', tracerConfig: { onlyTopCall: true } }]);
-    const minedIn = receipts.some((r) => BigInt(r!.effectiveGasPrice ?? '0x0') > 0n) ? await call<{ miner: Address; baseFeePerGas?: Hex }>('eth_getBlockByNumber', [receipts[0]!.blockNumber, false]) : null;
+    if (!minedIn && receipts.some((r) => BigInt(r.effectiveGasPrice ?? '0x0') > 0n)) minedIn = await call<{ miner: Address; baseFeePerGas?: Hex }>('eth_getBlockByNumber', [receipts[0]!.blockNumber, false]);
     const outcomes: TransactionOutcome[] = [];
     for (let index = 0; index < txs.length; index++) {
       const s = sent[index];
@@ -221,7 +262,8 @@ export class ForkSimulator implements Simulator {
         outcomes.push({ ...emptyOutcome(index, 'reverted'), gasUsed, revertReason: reason, revertData: data });
         continue;
       }
-      const trace = traces[index]!;
+      const trace = traces[index];
+      if (!trace) throw new SimulationFailedError(`the fork could not trace transaction ${index}`);
       const native = nativeChangesFromPrestate(trace);
       const effectivePrice = BigInt(receipt.effectiveGasPrice ?? numberToHex(txs[index]!.gasPrice ?? 0n));
       if (effectivePrice > 0n && minedIn) {

@@ -455,6 +455,37 @@ describe('simulation API on the devnet', () => {
     assert.equal(forks.forks(), 0);
   });
 
+  it('starts every run on a pooled fork from the pristine state, also after more runs than the fork keeps spare snapshots', async () => {
+    const forks = new ForkSimulator({ idleForks: 1 });
+    try {
+      const full = await read(usdc, 'balanceOf', [traderA]);
+      // the full balance twice per bundle: the second transfer fails unless the fork's state was restored before
+      // the run, and the first would fail after an unreverted earlier run
+      const request = {
+        chainId: 31337,
+        rpcUrl: chain.rpcUrl,
+        wrappedNative: null,
+        transactions: [transfer(traderA, traderB, full), transfer(traderA, THIRD, 1n)].map((t) => ({ from: t.from, to: t.to, input: t.input as Hex, value: 0n, gas: null, gasPrice: null })),
+      };
+      const json = (o: unknown) => JSON.stringify(o, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Map ? [...v] : v));
+      const runs: Array<{ block: number | null; result: string }> = [];
+      for (let i = 0; i < 20; i++) {
+        const outcome = await forks.simulate(request, new AbortController().signal);
+        runs.push({ block: outcome.blockNumber, result: json(outcome.transactions) });
+      }
+      const first = JSON.parse(runs[0]!.result) as Array<{ outcome: string }>;
+      assert.deepEqual(first.map((t) => t.outcome), ['success', 'reverted']);
+      // runs at the same block (the live chain mines every second) report exactly the same
+      const byBlock = new Map<number | null, string[]>();
+      for (const run of runs) byBlock.set(run.block, [...(byBlock.get(run.block) ?? []), run.result]);
+      for (const results of byBlock.values()) for (const result of results) assert.equal(result, results[0]);
+      assert.ok(Math.max(...[...byBlock.values()].map((r) => r.length)) > 1, 'several runs at one block');
+      assert.equal(forks.forks(), 1);
+    } finally {
+      await forks.close();
+    }
+  });
+
   it('ForkSimulator maps a missing binary to SimulationFailedError', async () => {
     const fork = new ForkSimulator({ anvilBinaryPath: '/nonexistent/anvil' });
     await assert.rejects(
