@@ -12,6 +12,7 @@ import { statements as hooks } from './migrations/006_hooks.js';
 import { statements as notifications } from './migrations/007_notifications.js';
 import { statements as settlementSafety } from './migrations/008_settlement_safety.js';
 import { statements as perf } from './migrations/011_perf.js';
+import { statements as auctionTextStorage } from './migrations/012_auction_text_storage.js';
 import { statements as structure } from './migrations/009_structure.js';
 
 function fromStatements(list: string[]): Migration {
@@ -34,6 +35,7 @@ export function allMigrations(): Record<string, Migration> {
     '007_notifications': fromStatements(notifications),
     '008_settlement_safety': fromStatements(settlementSafety),
     '011_perf': fromStatements(perf),
+    '012_auction_text_storage': fromStatements(auctionTextStorage),
     '009_structure': fromStatements(structure),
   };
 }
