@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { engines, createTestPostgres } from '../../test/fixtures/databases.js';
 import { skipUnless } from '../../test/fixtures/required-services.js';
-import { openDatabase, type Database } from './connection.js';
+import { openDatabase, parseBytea, serializeBytea, type Database } from './connection.js';
 import { allMigrations, migrateToLatest } from './migrate.js';
 import { fromNumeric, toBytes, toHex, toNumeric } from './codec.js';
 
@@ -104,6 +104,36 @@ describe('migrations on PostgreSQL', { skip: await skipUnless('postgres') }, () 
       await b.close();
     } finally {
       await server.drop();
+    }
+  });
+});
+
+describe('bytea in PGlite (our hex codec)', () => {
+  it('reads and writes what PGlite itself does, for any bytes', async () => {
+    const { types } = await import('@electric-sql/pglite');
+    const samples = [new Uint8Array(0), Uint8Array.from([0, 1, 15, 16, 127, 128, 254, 255]), Uint8Array.from({ length: 4096 }, (_, i) => (i * 131) % 256)];
+    for (const bytes of samples) {
+      const text = serializeBytea(bytes);
+      assert.equal(text, types.serializers[types.BYTEA]!(bytes));
+      assert.deepEqual(parseBytea(text), types.parsers[types.BYTEA]!(text, types.BYTEA));
+      assert.equal(Object.getPrototypeOf(parseBytea(text)), Uint8Array.prototype, 'a plain Uint8Array, as before');
+    }
+    assert.throws(() => serializeBytea('0x00'), /Invalid input for bytea/);
+  });
+
+  it('round-trips bytes through the database, as parameters and in results', async () => {
+    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+    try {
+      const bytes = Uint8Array.from({ length: 300 }, (_, i) => 255 - (i % 256));
+      await database.db.insertInto('app_data').values({ contract_app_data: toBytes('0x' + 'ab'.repeat(32)), full_app_data: Buffer.from(bytes) }).execute();
+      const row = await database.db.selectFrom('app_data').selectAll().where('contract_app_data', '=', toBytes('0x' + 'ab'.repeat(32))).executeTakeFirstOrThrow();
+      assert.deepEqual([...row.full_app_data], [...bytes]);
+      assert.equal(toHex(row.contract_app_data), '0x' + 'ab'.repeat(32));
+      const echoed = await sql<{ b: Uint8Array; len: number }>`select ${Buffer.from([0, 255, 16])}::bytea as b, length(${Buffer.from([0, 255, 16])}::bytea) as len`.execute(database.db);
+      assert.deepEqual([...echoed.rows[0]!.b], [0, 255, 16]);
+      assert.equal(echoed.rows[0]!.len, 3);
+    } finally {
+      await database.close();
     }
   });
 });

@@ -27,6 +27,22 @@ export interface Database {
 
 const INT8 = 20;
 const NUMERIC = 1700;
+const BYTEA = 17;
+
+/**
+ * bytea in PGlite's text format (`\x` + hex) with Node's hex codec: PGlite's own reads and writes it a byte at a
+ * time (parseInt / toString(16) per byte), which made bytea columns (UIDs, addresses, signatures) the larger
+ * part of reading and writing an order. Same values: a plain Uint8Array in, a plain Uint8Array out.
+ */
+export function parseBytea(text: string): Uint8Array {
+  const b = Buffer.from(text.slice(2), 'hex');
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+export function serializeBytea(value: unknown): string {
+  if (!(value instanceof Uint8Array)) throw new Error('Invalid input for bytea type');
+  return `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+}
 
 export async function openDatabase(target: DatabaseTarget, options: { migrate?: boolean } = {}): Promise<Database> {
   let db: Kysely<DB>;
@@ -35,7 +51,8 @@ export async function openDatabase(target: DatabaseTarget, options: { migrate?: 
     if (target.dataDir) await preparePgliteDataDir(target.dataDir);
     const pglite = new PGlite({
       ...(target.dataDir ? { dataDir: target.dataDir } : {}),
-      parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v },
+      parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v, [BYTEA]: parseBytea },
+      serializers: { [BYTEA]: serializeBytea },
     });
     await pglite.waitReady;
     db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
