@@ -1,6 +1,6 @@
 /**
  * Order-book figures (issue 5), each against a baseline measured in the same run on the same machine:
- * - order intake: sustained POST /orders over real HTTP as an SDK sends them (signed for a quote, carrying its
+ * - order intake: sustained POST /orders (after a warm-up round) over real HTTP as an SDK sends them (signed for a quote, carrying its
  *   id; full validation incl. chain reads, the quote found by id, storage in PGlite; 4 requests in flight from a
  *   client in a worker thread) per second ÷ raw ECDSA recoveries per second;
  * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call;
@@ -124,6 +124,7 @@ async function intakeOnPostgres(): Promise<{ perSecond: number; failed: number }
   try {
     const app = await startTestApp({ DATABASE_URL: pg.url });
     try {
+      await intake(app); // warm-up, as on PGlite
       return await intake(app);
     } finally {
       await app.stop();
@@ -157,6 +158,8 @@ export async function benchOrderBook(): Promise<Figure[]> {
       quotes.push(performance.now() - t);
     }
 
+    // sustained intake: a first round warms the node up (JIT, the recovery threads, the database's caches)
+    await intake(app);
     const pglite = await intake(app);
     const recoveries = await recoveriesPerSecond();
     const postgres = await intakeOnPostgres();
