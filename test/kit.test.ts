@@ -51,7 +51,7 @@ describe('startBatchbook', () => {
   });
 
   it('runs two instances in one process, each described as GET /devnet describes it', async () => {
-    [a, b] = await Promise.all([startBatchbook({ deterministic: true }), startBatchbook({ deterministic: true })]);
+    [a, b] = await Promise.all([startBatchbook({ deterministic: true, startTimeoutMs: 600_000 }), startBatchbook({ deterministic: true, startTimeoutMs: 600_000 })]);
     for (const bb of [a, b]) {
       assert.match(bb.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(bb.orderBookUrl, `${bb.url}/devnet`);
