@@ -11,7 +11,8 @@ import { loadConfigOrExit } from './config/config.js';
 import { startApp } from './app.js';
 import { redactingStream } from './infra/secret-redaction.js';
 import { createProcessLogger } from './log/process-logger.js';
-import type { NodeReadyMessage } from './kit/node-messages.js';
+import { isTemporaryDataDirMessage, type NodeReadyMessage } from './kit/node-messages.js';
+import { rmSync } from 'node:fs';
 
 /** What a node started by `startBatchbook` sends its holder once it serves (src/kit/node-messages.ts). */
 function reportReady(app: Awaited<ReturnType<typeof startApp>>): void {
@@ -23,7 +24,15 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // held by another process (startBatchbook): its end of the channel closing means it is gone, stop with it
   let onHolderGone: () => void = () => process.exit(1);
-  if (process.send) process.once('disconnect', () => onHolderGone());
+  let temporaryDataDir = false;
+  if (process.send) {
+    process.on('message', (message) => (temporaryDataDir ||= isTemporaryDataDirMessage(message)));
+    process.once('disconnect', () => {
+      // nobody is left to remove the holder's temporary data dir: the node does, on its way out
+      if (temporaryDataDir) process.once('exit', () => rmSync(config.dataDir, { recursive: true, force: true }));
+      onHolderGone();
+    });
+  }
   // RPC URLs carry API keys: every log line passes through the redaction (viem puts URLs into its errors)
   // (except this node's own addresses, printed in the banner once it listens)
   const ownOrigins: string[] = [];

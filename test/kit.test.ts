@@ -90,12 +90,13 @@ describe('startBatchbook', () => {
     const holder = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/batchbook-holder.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     holder.stdout!.on('data', (d) => (out += d));
-    const started = await waitFor('the holder to report its instance', () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as { pid: number; anvilPid: number; url: string; rpcUrl: string }) : null), 300_000);
+    const started = await waitFor('the holder to report its instance', () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as { pid: number; anvilPid: number; url: string; rpcUrl: string; dataDir: string }) : null), 300_000);
     assert.ok(running(started.pid) && running(started.anvilPid));
     holder.kill('SIGKILL');
     await waitFor('the node to exit', () => !running(started.pid), 60_000);
     await waitFor('anvil to exit', () => !running(started.anvilPid), 60_000);
     assert.equal(await accepts(started.url), false);
     assert.equal(await accepts(started.rpcUrl), false);
+    await waitFor('the temporary data dir to be removed', () => !existsSync(started.dataDir), 30_000);
   });
 });

@@ -12,3 +12,12 @@ export interface NodeReadyMessage {
 export function isNodeReadyMessage(message: unknown): message is NodeReadyMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'batchbook:ready';
 }
+
+/** The holder's word that the node's data dir is a temporary one of its own: the node removes it if the holder dies. */
+export interface TemporaryDataDirMessage {
+  type: 'batchbook:temporary-data-dir';
+}
+
+export function isTemporaryDataDirMessage(message: unknown): message is TemporaryDataDirMessage {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'batchbook:temporary-data-dir';
+}

@@ -12,14 +12,14 @@
  *   await bb.stop();
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DevnetAccount, DevnetContracts, DevnetPool, DevnetToken } from '../chain/devnet/deployment.js';
-import { isNodeReadyMessage, type NodeReadyMessage } from './node-messages.js';
+import { isNodeReadyMessage, type NodeReadyMessage, type TemporaryDataDirMessage } from './node-messages.js';
 import { prepareTemplates } from './templates.js';
+import { nodeEntryPoint } from './node-entry.js';
 
 export interface StartBatchbookOptions {
   /** HTTP port of the node; default 0: a free port */
@@ -100,14 +100,6 @@ export class BatchbookStartError extends Error {
 const INHERITED_ENV = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'SYSTEMROOT', 'USERPROFILE', 'LANG', 'TZ'];
 const LOG_TAIL_LINES = 40;
 
-/** The compiled node: dist/main.js beside this module, or the repository's dist/ when running from src/ (tests). */
-export function nodeEntryPoint(): string {
-  const here = fileURLToPath(import.meta.url);
-  const entry = here.endsWith('.ts') ? fileURLToPath(new URL('../../dist/main.js', import.meta.url)) : fileURLToPath(new URL('../main.js', import.meta.url));
-  if (!existsSync(entry)) throw new BatchbookStartError(`the compiled node ${entry} is missing (run npm run build)`, '');
-  return entry;
-}
-
 export async function startBatchbook(options: StartBatchbookOptions = {}): Promise<Batchbook> {
   const entry = nodeEntryPoint();
   const ownsDataDir = options.dataDir === undefined;
@@ -141,6 +133,7 @@ export async function startBatchbook(options: StartBatchbookOptions = {}): Promi
 
   // cwd = the data dir: no `.env` of the caller's project is read, and nothing lands in its ./.batchbook
   const child = spawn(process.execPath, [entry], { cwd: dataDir, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], windowsHide: true });
+  if (ownsDataDir) child.send({ type: 'batchbook:temporary-data-dir' } satisfies TemporaryDataDirMessage);
   const tail: string[] = [];
   const keep = (chunk: Buffer): void => {
     for (const line of chunk.toString('utf8').split(/\r?\n/)) {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { devnetTemplateDir, isDevnetTemplate, publishDevnetTemplate, startDevnet } from '../chain/devnet/index.js';
 import { ensureSchemaTemplate, isPgliteDataDir, schemaTemplateDir, templateCacheDir } from '../db/pglite-init.js';
-import { nodeEntryPoint } from './start-batchbook.js';
+import { nodeEntryPoint } from './node-entry.js';
 
 export interface TemplateKind {
   deterministic: boolean;
