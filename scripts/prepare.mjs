@@ -13,8 +13,11 @@ try {
   if (!distIsCurrent()) await (await import('./build.mjs')).build({ compiler: 'esbuild' });
   const { ensurePgliteTemplate } = await import(pathToFileURL(join(root, 'dist', 'db', 'pglite-init.js')).href);
   const dir = await ensurePgliteTemplate();
-  const { prepareTemplatesCommand } = await import(pathToFileURL(join(root, 'dist', 'kit', 'templates.js')).href);
-  await prepareTemplatesCommand([]);
+  // `npm pack` runs `prepare` too: the tarball needs no templates (its users make their own)
+  if (!['pack', 'publish'].includes(process.env.npm_command ?? '')) {
+    const { prepareTemplatesCommand } = await import(pathToFileURL(join(root, 'dist', 'kit', 'templates.js')).href);
+    await prepareTemplatesCommand([]);
+  }
   process.stderr.write(`prepared for npm start in ${((Date.now() - started) / 1000).toFixed(1)} s (PGlite template: ${dir})\n`);
 } catch (err) {
   process.stderr.write(`warning: could not prepare for npm start (${err.message}); it will do so itself\n`);
