@@ -4,13 +4,16 @@
 // installed PGlite version) and the prepared templates (`batchbook prepare`: the migrated database, the devnet
 // with its day of history, the deterministic devnet), so a fresh data directory is a copy instead of an initdb,
 // a deployment and a history replay. Never fails the install: `npm start` does the same work itself when it is missing.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { distIsCurrent, root } from './build-fingerprint.mjs';
 
 try {
   const started = Date.now();
-  if (!distIsCurrent()) await (await import('./build.mjs')).build({ compiler: 'esbuild' });
+  // installed from the tarball (no src/, dist/ shipped) there is nothing to build, only templates to make
+  const installed = !existsSync(join(root, 'src'));
+  if (!installed && !distIsCurrent()) await (await import('./build.mjs')).build({ compiler: 'esbuild' });
   const { ensurePgliteTemplate } = await import(pathToFileURL(join(root, 'dist', 'db', 'pglite-init.js')).href);
   const dir = await ensurePgliteTemplate();
   // `npm pack` runs `prepare` too: the tarball needs no templates (its users make their own)
