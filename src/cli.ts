@@ -9,6 +9,8 @@ const [command] = process.argv.slice(2);
 if (command === 'prepare') {
   const { prepareTemplatesCommand } = await import('./kit/templates.js');
   await prepareTemplatesCommand();
+  // done: nothing of it runs any more (a holder's IPC channel would otherwise keep the process)
+  process.exit(0);
 } else if (command === undefined || command === 'start') {
   await import('./main.js');
 } else {

@@ -116,7 +116,11 @@ async function buildDevnetTemplate(kind: TemplateKind): Promise<string> {
  */
 export async function prepareTemplatesCommand(argv: string[] = process.argv.slice(3)): Promise<void> {
   // held by startBatchbook: stop with it
-  if (process.send) process.once('disconnect', () => process.exit(1));
+  if (process.send) {
+    process.once('disconnect', () => process.exit(1));
+    // the channel alone must not keep this process alive once the templates are made
+    process.channel?.unref();
+  }
   const started = Date.now();
   const kinds: TemplateKind[] = [];
   if (argv.includes('--deterministic')) kinds.push({ deterministic: true, historyHours: 0 });
