@@ -39,6 +39,13 @@ async function main(): Promise<void> {
   const logger = createProcessLogger(config.logLevel, process.stdout, (destination) => redactingStream(destination, () => ownOrigins));
   const started = Date.now();
   logger.info(`batchbook starting (data dir ${config.dataDir})`);
+  // a stop asked for during start-up ends the process at once: its exit handlers kill the anvil started so far
+  const stopDuringStartUp = (signal: string) => {
+    logger.warn(`${signal} during start-up: exiting`);
+    process.exit(1);
+  };
+  process.on('SIGINT', stopDuringStartUp);
+  process.on('SIGTERM', stopDuringStartUp);
 
   let app: Awaited<ReturnType<typeof startApp>>;
   try {
@@ -77,6 +84,8 @@ async function main(): Promise<void> {
     logger.fatal(reason);
     void app.close().finally(() => process.exit(1));
   });
+  process.off('SIGINT', stopDuringStartUp);
+  process.off('SIGTERM', stopDuringStartUp);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   if (process.send) {

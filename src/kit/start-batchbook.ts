@@ -157,7 +157,7 @@ export async function startBatchbook(options: StartBatchbookOptions = {}): Promi
     ready = await waitForReady(child, exited, options.startTimeoutMs ?? 120_000, () => tail.join('\n'));
     await waitForReadyz(ready.url, options.startTimeoutMs ?? 120_000);
   } catch (err) {
-    await terminate(child, exited, null);
+    await terminate(child, exited, recordedAnvilPid(dataDir));
     removeDataDir();
     throw err;
   }
@@ -236,6 +236,16 @@ async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   if (res.status !== 200) throw new Error(`status ${res.status}: ${(await res.text()).slice(0, 300)}`);
   return (await res.json()) as T;
+}
+
+/** The anvil a node started, as its pid file records it (a node stopped during start-up has not reported it). */
+function recordedAnvilPid(dataDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'devnet-chain', 'anvil.pid'), 'utf8').split(/\s+/)[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The process exists and is not a zombie (an exited child nobody reaped yet counts as gone). */
