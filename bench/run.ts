@@ -15,6 +15,7 @@ import { benchAffiliateStats } from './affiliate-stats.js';
 import { benchSimulation } from './simulation.js';
 import { benchFulfilment } from './fulfilment.js';
 import { benchSolverEngines } from './solver-engines.js';
+import { benchKitStart } from './kit-start.js';
 
 export interface Figure {
   name: string;
@@ -39,6 +40,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['simulation', benchSimulation],
   ['fulfilment', benchFulfilment],
   ['solver-engines', benchSolverEngines],
+  ['kit-start', benchKitStart],
 ];
 
 async function main() {

@@ -12,11 +12,18 @@ import { AppDataService } from './orderbook/app-data.js';
 import { registerOrderBookRoutes } from './orderbook/routes/index.js';
 import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-services.js';
 import { readPackageVersion } from './version.js';
-import { startDevnet, type Devnet } from './chain/devnet/index.js';
+import { devnetTemplateDir, startDevnet, type Devnet } from './chain/devnet/index.js';
+import { templateCacheDir } from './db/pglite-init.js';
 import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops, type RunningLoops } from './loops.js';
+import type { AuctionGate } from './auction/auction-loop.js';
+import { ChainClock } from './chain/chain-clock.js';
+import { createDevnetRpc } from './chain/devnet/rpc.js';
+import { DevnetControl } from './control/devnet-control.js';
+import { registerControlRoutes } from './control/control-routes.js';
+import { restartableLoops, type RestartableLoops } from './control/restartable-loops.js';
 import { openRedisConnection } from './infra/redis-connection.js';
 import { EcdsaRecoveryPool } from './infra/ecdsa-recovery-pool.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
@@ -86,10 +93,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   try {
     const { database, devnet } = await openDatabaseAndDevnet(w);
     const { networks, defaultNetwork } = await connectNetworks(w, database, devnet);
+    // the devnet's order book goes by the chain's time (deterministic mode: only by it), real chains' by the wall clock
+    const clocks = new Map<string, ChainClock>();
+    for (const n of networks) if (n.devnet) clocks.set(n.name, await ChainClock.start(n.reader, config.deterministic ? 'chain' : 'later-of', w.abort.signal));
     const server = await buildServer(w, database, networks, version);
-    const orderBooks = await registerOrderBooks(w, server, { database, networks, defaultNetwork, version });
+    const orderBooks = await registerOrderBooks(w, server, { database, networks, defaultNetwork, version, clocks });
     // /devnet lists private keys and the faucet mints: next to real chains only when DEVNET_EXPOSE=true
-    if (devnet && (networks.length === 1 || config.exposure.devnetExpose)) registerDevnetRoutes(server, devnet);
+    const devnetServed = devnet !== null && (networks.length === 1 || config.exposure.devnetExpose);
+    if (devnetServed) registerDevnetRoutes(server, devnet);
     const { notifications } = await registerAuxiliaryApi(w, server, { database, networks, defaultNetwork, orderBooks });
 
     // solver engines (issue 12): the competing engines of each network, and our built-ins served over the API
@@ -100,8 +111,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       if (network.name === defaultNetwork) registerSolverEngineRoutes(server, { engines: services });
     }
 
-    const loops = startBackgroundLoops({
-      networks, database, orderBooks, logger, signal: w.abort.signal, onFatal: w.fatalReason,
+    // the control API holds auctions back with this gate (deterministic mode: from the start) and restarts the loops on revert
+    const auctionGate: AuctionGate = { paused: config.deterministic };
+    const loops = restartableLoops((signal) => startBackgroundLoops({
+      networks, database, orderBooks, logger, signal, onFatal: w.fatalReason, auctionGate,
       databaseUrl: options.database ? null : config.databaseUrl,
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
@@ -110,8 +123,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,
-    });
+    }), w.abort.signal);
     w.closers.push(() => loops.stop());
+    if (devnetServed) registerDevnetControl(server, { devnet: devnet!, database, loops, gate: auctionGate, clock: clocks.get('devnet') ?? null, orderBooks });
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
     else await server.ready();
@@ -137,6 +151,9 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
         blockTime: config.devnet.blockTime,
         activity: config.devnet.activity,
         historyHours: config.devnet.historyHours,
+        deterministic: config.deterministic,
+        // a fresh chain is copied from the prepared template when there is one (`batchbook prepare`, npm ci)
+        template: devnetTemplateDir(templateCacheDir(), { historyHours: config.devnet.historyHours, deterministic: config.deterministic }),
         logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
         signal: abort.signal,
       })
@@ -199,7 +216,7 @@ async function buildServer(w: Wiring, database: Database, networks: ChainNetwork
 async function registerOrderBooks(
   w: Wiring,
   server: HttpServer,
-  { database, networks, defaultNetwork, version }: { database: Database; networks: ChainNetwork[]; defaultNetwork: string | null; version: string },
+  { database, networks, defaultNetwork, version, clocks }: { database: Database; networks: ChainNetwork[]; defaultNetwork: string | null; version: string; clocks: Map<string, ChainClock> },
 ): Promise<Map<string, OrderBookBuild>> {
   const { config, logger, options, metrics } = w;
   const appData = new AppDataService(database.db);
@@ -208,7 +225,7 @@ async function registerOrderBooks(
   w.closers.push(() => recovery.close());
   const orderBooks = new Map<string, OrderBookBuild>();
   for (const network of networks) {
-    const build = buildOrderBookServices(network, database.db, config, appData, options.now, (err) => {
+    const build = buildOrderBookServices(network, database.db, config, appData, options.now ?? clocks.get(network.name)?.now, (err) => {
       metrics.providers.error('external-orderbook');
       logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
     }, recovery.recover);
@@ -322,6 +339,25 @@ function registerSimulation(w: Wiring, server: HttpServer, database: Database, n
   });
 }
 
+/** The control API of the devnet (/devnet/control/...): snapshots, mining, time, auctions on demand. */
+function registerDevnetControl(
+  server: HttpServer,
+  parts: { devnet: Devnet; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, OrderBookBuild> },
+): void {
+  const orderBook = parts.orderBooks.get('devnet')!;
+  const control = new DevnetControl({
+    network: 'devnet',
+    rpc: createDevnetRpc(parts.devnet.rpcUrl),
+    db: parts.database.db,
+    loops: parts.loops,
+    gate: parts.gate,
+    clock: parts.clock,
+    orders: orderBook.services.orders,
+    clearCaches: () => (orderBook.nativePrices as { clear?: () => void }).clear?.(),
+  });
+  registerControlRoutes(server, control);
+}
+
 /** The running app: where it listens, what it serves, and `close` (HTTP first, then the rest in reverse order). */
 function assembleApp(
   w: Wiring,
@@ -332,7 +368,7 @@ function assembleApp(
     defaultNetwork: string | null;
     orderBooks: Map<string, OrderBookBuild>;
     devnet: Devnet | null;
-    loops: RunningLoops;
+    loops: RestartableLoops;
     fatal: Promise<string>;
   },
 ): App {
@@ -349,8 +385,13 @@ function assembleApp(
     networks,
     orderBooks,
     devnet,
-    auctionLoops: loops.auctionLoops,
-    indexers: loops.indexers,
+    // the loops of the moment (the control API's revert starts them afresh)
+    get auctionLoops() {
+      return loops.current.auctionLoops;
+    },
+    get indexers() {
+      return loops.current.indexers;
+    },
     fatal,
     metrics,
     urls: {

@@ -14,7 +14,7 @@ import type { OrderBookBuild } from './orderbook/build-services.js';
 import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
-import { startAuctionLoop, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
+import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
 import { AuctionBuilder } from './auction/build-auction.js';
 import { AuctionStore } from './auction/auction-store.js';
 import { CompetitionStore } from './auction/competition-store.js';
@@ -50,6 +50,8 @@ export interface LoopDeps {
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
   notifications?: ProducerSettings & { pollIntervalMs: number; onDeliveries: (count: number) => void };
   metrics?: Metrics;
+  /** holds every auction loop back while paused (the control API; deterministic mode starts paused) */
+  auctionGate?: AuctionGate;
 }
 
 export interface RunningLoops {
@@ -80,6 +82,7 @@ export interface AuctionLoopWiring {
   driverHooks?: DriverHooks;
   /** "an order was placed" on this process: the loop then auctions the current head at once (next-block fulfilment) */
   orderPlaced?: ((listener: () => void) => () => void) | null;
+  gate?: AuctionGate;
 }
 
 function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
@@ -133,6 +136,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     deadlineBlocks: w.deadlineBlocks,
     exclusionBlocks: w.exclusionBlocks,
     orderPlaced: w.orderPlaced,
+    gate: w.gate,
   });
 }
 
@@ -177,6 +181,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           everyBlocks: deps.auctions.everyBlocks,
           orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
           solvers: deps.solverEngines?.get(network.name)?.solvers,
+          gate: deps.auctionGate,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

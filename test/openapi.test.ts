@@ -106,6 +106,16 @@ describe('OpenAPI document', () => {
     await checked_call('DELETE', `/devnet/api/v1/orders/${uid}`, { signature: '0x' + '11'.repeat(65), signingScheme: 'eip712' });
     await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'USDC', amount: '10' });
     await checked_call('POST', '/devnet/faucet', { address: trader.address, token: 'NOPE' });
+    // the devnet's control API (this node runs no auctions: auctions/run answers 409 AuctionsDisabled)
+    const snapshot = await checked_call('POST', '/devnet/control/snapshot', {});
+    await checked_call('POST', '/devnet/control/mine', { blocks: 2 });
+    await checked_call('POST', '/devnet/control/mine', { blocks: 0 });
+    await checked_call('POST', '/devnet/control/time', { increase: 60 });
+    await checked_call('POST', '/devnet/control/auctions', { paused: true });
+    await checked_call('POST', '/devnet/control/auctions', { paused: false });
+    await checked_call('POST', '/devnet/control/auctions/run', {});
+    await checked_call('POST', '/devnet/control/revert', { id: (snapshot.body as { id: string }).id });
+    await checked_call('POST', '/devnet/control/revert', { id: '424242' });
     // auxiliary API, wired into the same node
     await checked_call('GET', `/31337/tokens/${weth}/usdPrice`);
     await checked_call('GET', '/devnet/tokens/-/usdPrice');

@@ -78,6 +78,13 @@ export interface AuctionLoopOptions {
    * at once on the current head instead of waiting for the next block, so the order can settle in the next block.
    */
   orderPlaced?: ((listener: () => void) => () => void) | null;
+  /** while `paused`, neither blocks nor placed orders start a cycle (`runOnce` still does): the control API's hold */
+  gate?: AuctionGate;
+}
+
+/** Holds auctions back while `paused` (shared by every auction loop of a node, across restarts of the loops). */
+export interface AuctionGate {
+  paused: boolean;
 }
 
 export interface CycleReport {
@@ -239,7 +246,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
 
   /** `force`: an order was placed, run a cycle even if this head was auctioned already */
   function schedule(block: BlockHead, force = false): void {
-    if (signal.aborted) return;
+    if (signal.aborted || options.gate?.paused) return;
     if (running) {
       if (!queued || block.number >= queued.number) queued = block;
       queuedForOrders ||= force;

@@ -39,6 +39,15 @@ describe('configuration', () => {
     assert.equal(loadConfig({ RPC_URL_1: 'wss://rpc.example', DEVNET: 'true' }).devnet.enabled, true);
   });
 
+  it('DETERMINISTIC=true turns the market bot and the history off, whatever else is set', () => {
+    assert.equal(loadConfig({}).deterministic, false);
+    const config = loadConfig({ DETERMINISTIC: 'true', DEVNET_ACTIVITY: 'true', DEVNET_HISTORY_HOURS: '24' });
+    assert.equal(config.deterministic, true);
+    assert.equal(config.devnet.activity, false);
+    assert.equal(config.devnet.historyHours, 0);
+    assert.throws(() => loadConfig({ DETERMINISTIC: 'maybe' }), /^ConfigError: DETERMINISTIC: expected true or false, got 'maybe'$/);
+  });
+
   for (const [name, value, expected] of [
     ['PORT', 'abc', /^PORT: expected an integer from 0 to 65535, got 'abc'$/],
     ['PORT', '70000', /^PORT: expected an integer/],

@@ -28,6 +28,12 @@ export interface Config {
   /** chain id → RPC URL (http(s) or ws(s)) */
   rpcUrls: Map<number, string>;
   devnet: { enabled: boolean; port: number; blockTime: number; activity: boolean; historyHours: number };
+  /**
+   * DETERMINISTIC: the devnet runs the same way every time (no bot, no history, fixed genesis timestamp and gas
+   * prices, blocks only from transactions and the control API), auctions run only when asked (POST
+   * /devnet/control/auctions/run) and the order book reads the chain's time
+   */
+  deterministic: boolean;
   /** build auctions and settle them with the built-in solvers (the devnet's solver account) */
   auctions: { enabled: boolean; everyBlocks: number };
   /** SOLVER_PRIVATE_KEY: the account the driver settles from on real chains (must be allow-listed there); null: none */
@@ -271,6 +277,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const defaultNetwork = str(env, 'DEFAULT_NETWORK');
   if (defaultNetwork !== null && !/^[a-z_]+$/.test(defaultNetwork)) throw new ConfigError('DEFAULT_NETWORK', 'a network name such as mainnet or devnet', defaultNetwork);
 
+  const deterministic = bool(env, 'DETERMINISTIC', false);
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host,
@@ -281,9 +288,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       enabled: bool(env, 'DEVNET', rpcUrls.size === 0),
       port: int(env, 'DEVNET_PORT', 8545, 0, 65535),
       blockTime: num(env, 'DEVNET_BLOCK_TIME', 2, 0.1, 3600),
-      activity: bool(env, 'DEVNET_ACTIVITY', true),
-      historyHours: int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
+      // deterministic mode has neither, whatever is set
+      activity: bool(env, 'DEVNET_ACTIVITY', true) && !deterministic,
+      historyHours: deterministic ? 0 : int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
     },
+    deterministic,
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     solverPrivateKey: solverPrivateKey(env),
     solvers: solvers(env),

@@ -5,8 +5,8 @@
  * answer carries an ETag, and a matching If-None-Match gets 304.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpServer } from '../http/server.js';
@@ -54,6 +54,18 @@ function send(request: FastifyRequest, reply: FastifyReply, file: StaticFile): F
   return reply.code(200).type(file.type).send(file.body);
 }
 
+/**
+ * A file of an installed package, looked up as Node looks up packages: `node_modules/` of the project root, then of
+ * each directory above it (installed as a dependency, the packages sit beside this one, not inside it).
+ */
+export function findInNodeModules(root: string, path: string): string {
+  for (let dir = root; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', path);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return join(root, 'node_modules', path);
+  }
+}
+
 export function registerStaticSite(server: HttpServer, options: StaticSiteOptions): void {
   const root = options.root ?? fileURLToPath(new URL('../../', import.meta.url));
   const webDir = join(root, 'web');
@@ -63,7 +75,7 @@ export function registerStaticSite(server: HttpServer, options: StaticSiteOption
     if (name === 'index.html' || !CONTENT_TYPES[extname(name)]) continue;
     files.set(`/dashboard/${name}`, load(join(webDir, name), 'no-cache'));
   }
-  for (const [name, path] of Object.entries(VENDOR_FILES)) files.set(`/dashboard/vendor/${name}`, load(join(root, 'node_modules', path), 'public, max-age=86400'));
+  for (const [name, path] of Object.entries(VENDOR_FILES)) files.set(`/dashboard/vendor/${name}`, load(findInNodeModules(root, path), 'public, max-age=86400'));
   const favicon = files.get('/dashboard/favicon.svg');
   if (favicon) files.set('/favicon.ico', favicon);
   for (const [url, file] of files) server.get(url, hide, async (request, reply) => send(request, reply, file));

@@ -14,6 +14,10 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { createHash } from 'node:crypto';
+import { Kysely } from 'kysely';
+import { allMigrations, migrateToLatest } from './migrate.js';
+import { PGliteDialect } from './pglite-dialect.js';
 
 // plain JavaScript (an eval'd worker needs no TypeScript loader); workerData: { module, dataDir }
 const INIT_WORKER = `
@@ -59,6 +63,11 @@ export function defaultPgliteTemplateDir(): string {
   return join(dir, '..', '..', '.cache', 'batchbook', `pglite-${version}`);
 }
 
+/** The folder of every prepared template (PGlite clusters, devnets): node_modules/.cache/batchbook. */
+export function templateCacheDir(): string {
+  return dirname(defaultPgliteTemplateDir());
+}
+
 /** Makes the template cluster when it is missing (initdb in a worker); returns its directory. */
 export async function ensurePgliteTemplate(templateDir: string = defaultPgliteTemplateDir()): Promise<string> {
   if (isPgliteDataDir(templateDir)) return templateDir;
@@ -80,11 +89,50 @@ function publishTemplate(from: string, templateDir: string): void {
 }
 
 /**
+ * The migrated template of the installed PGlite version: the template cluster with every migration of this code
+ * applied (named by the migrations, which never change once written), made by `ensureSchemaTemplate`
+ * (`batchbook prepare`, the `prepare` script); a fresh data directory copied from it has nothing left to migrate.
+ */
+export function schemaTemplateDir(templateDir: string = defaultPgliteTemplateDir()): string {
+  const names = Object.keys(allMigrations()).sort().join(',');
+  return `${templateDir}-schema-${createHash('sha256').update(names).digest('hex').slice(0, 12)}`;
+}
+
+/** Makes the migrated template when it is missing; returns its directory. */
+export async function ensureSchemaTemplate(templateDir: string = defaultPgliteTemplateDir()): Promise<string> {
+  const dir = schemaTemplateDir(templateDir);
+  if (isPgliteDataDir(dir)) return dir;
+  await ensurePgliteTemplate(templateDir);
+  const building = `${dir}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true });
+  cpSync(templateDir, building, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = new PGlite({ dataDir: building });
+  try {
+    await pglite.waitReady;
+    const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
+    await migrateToLatest(db);
+  } finally {
+    await pglite.close();
+  }
+  publishTemplate(building, dir);
+  return dir;
+}
+
+/**
  * An initialised, never-opened-by-us cluster in `dataDir`: left as it is when already there, else copied from
- * the template, else made by initdb in a worker (and kept as the template for the next fresh directory).
+ * the migrated template or the template, else made by initdb in a worker (and kept as the template for the next
+ * fresh directory).
  */
 export async function preparePgliteDataDir(dataDir: string, templateDir: string | null = defaultPgliteTemplateDir()): Promise<void> {
   if (isPgliteDataDir(dataDir)) return;
+  const migrated = templateDir ? schemaTemplateDir(templateDir) : null;
+  if (migrated && isPgliteDataDir(migrated)) {
+    mkdirSync(dataDir, { recursive: true });
+    cpSync(migrated, dataDir, { recursive: true });
+    return;
+  }
   if (templateDir && isPgliteDataDir(templateDir)) {
     mkdirSync(dataDir, { recursive: true });
     cpSync(templateDir, dataDir, { recursive: true });

@@ -16,6 +16,7 @@ export interface AnvilExit {
 }
 
 export interface AnvilOptions {
+  /** 0: a free port chosen at start (tried again on another one if it is taken before anvil binds it) */
   port: number;
   /** default 31337 (the devnet); tests stand in for a real chain's node with another id */
   chainId?: number;
@@ -113,6 +114,18 @@ function isPortFree(host: string, port: number): Promise<boolean> {
 const TAIL_LINES = 20;
 
 export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
+  if (options.port !== 0) return startAnvilOnPort(options);
+  // another process may take the free port between the check and anvil's bind: then anvil exits, try another
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAnvilOnPort({ ...options, port: await findFreePort() });
+    } catch (err) {
+      if (!(err instanceof AnvilStartError && (err.reason === 'port-in-use' || err.reason === 'exited')) || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function startAnvilOnPort(options: AnvilOptions): Promise<AnvilProcess> {
   const binary = options.binaryPath ?? resolveAnvilBinary();
   const host = '127.0.0.1';
   if (options.pidFile) await stopOrphanedAnvil(options.pidFile);

@@ -30,8 +30,10 @@ import { stopOrphanedAnvil } from './orphaned-anvil.js';
 import { startMarketBot, type DevnetLogger, type MarketBot } from './market-bot.js';
 import { createDevnetRpc, type DevnetRpc } from './rpc.js';
 import { readBatch, steppingClock } from './transactions.js';
+import { DETERMINISTIC_BLOCK_SECONDS, DETERMINISTIC_GENESIS_TIMESTAMP, isDevnetTemplate, seedDevnetFromTemplate } from './template.js';
 
 export type { AnvilExit } from './anvil-process.js';
+export { DETERMINISTIC_BLOCK_SECONDS, DETERMINISTIC_GENESIS_TIMESTAMP, devnetTemplateDir, isDevnetTemplate, publishDevnetTemplate } from './template.js';
 export { AnvilStartError, DEVNET_CHAIN_ID, findFreePort } from './anvil-process.js';
 export type { DevnetAccount, DevnetContracts, DevnetDeployment, DevnetPool, DevnetRole, DevnetToken } from './deployment.js';
 export {
@@ -49,6 +51,7 @@ export type { DevnetLogger, MarketBotStats } from './market-bot.js';
 export interface DevnetOptions {
   /** Directory for persistent state (`<dataDir>/devnet/`), or null for an ephemeral chain (tests). */
   dataDir: string | null;
+  /** 0: a free port */
   port: number;
   /** Whole seconds between blocks (interval mining); 0 = mine each transaction at once (automine). */
   blockTime: number;
@@ -63,6 +66,13 @@ export interface DevnetOptions {
   signal?: AbortSignal;
   /** Seconds between anvil's state dumps (default 10): what a hard kill can lose at most. */
   stateIntervalSeconds?: number;
+  /**
+   * Deterministic devnet: a fixed genesis timestamp, no history, base fee 0 (fixed gas prices), blocks mined only by
+   * transactions and explicit mining, each DETERMINISTIC_BLOCK_SECONDS after the previous one (no wall clock).
+   */
+  deterministic?: boolean;
+  /** A prepared template (template.ts) a fresh chain is copied from instead of deployed and replayed. */
+  template?: string | null;
 }
 
 export interface DevnetDescription {
@@ -115,8 +125,8 @@ class StartupAborted extends Error {
 }
 
 export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
-  if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) {
-    throw new RangeError(`devnet port must be an integer in 1..65535, got ${options.port}`);
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
+    throw new RangeError(`devnet port must be an integer in 0..65535 (0: a free port), got ${options.port}`);
   }
   if (!Number.isInteger(options.blockTime) || options.blockTime < 0) {
     throw new RangeError(`devnet block time must be a whole number of seconds >= 0, got ${options.blockTime}`);
@@ -136,9 +146,13 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const checkAbort = (): void => {
     if (options.signal?.aborted) throw new StartupAborted();
   };
+  const deterministic = options.deterministic ?? false;
+  const anvilArgs = deterministic ? ['--base-fee', '0'] : undefined;
 
   let anvil: AnvilProcess | null = null;
   let fresh = true;
+  /** copied from the template: a restored chain, yet a new one (what was indexed from an earlier chain is stale) */
+  let seeded = false;
   let stored: StoredDeployment | null = null;
   const timings: DevnetStartupTimings = { anvilMs: 0, deployMs: null, historyMs: null, historyBlocks: 0, historySwaps: 0, totalMs: 0 };
 
@@ -148,6 +162,18 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     if (pidFile) {
       const orphan = await stopOrphanedAnvil(pidFile);
       if (orphan !== null) log.warn(`devnet: stopped the anvil (pid ${orphan}) that a killed node left running (it saves its chain on the way out)`);
+    }
+    // ---- a fresh chain from the prepared template: copied (and moved to the present), then resumed as saved ---
+    if (devnetDir && statePath && options.template && !existsSync(statePath) && isDevnetTemplate(options.template)) {
+      rmSync(devnetDir, { recursive: true, force: true });
+      const t = performance.now();
+      if (seedDevnetFromTemplate(options.template, devnetDir, deterministic ? {} : { now: Math.floor(Date.now() / 1000) })) {
+        log.info(`devnet: fresh chain copied from the prepared template in ${seconds(performance.now() - t)}`);
+        seeded = true;
+      } else {
+        log.warn(`devnet: the prepared template ${options.template} cannot be used; deploying a fresh chain`);
+        rmSync(devnetDir, { recursive: true, force: true });
+      }
     }
     // ---- resume a stored chain if it is intact --------------------------------------------------------------
     if (devnetDir && statePath && deploymentPath) {
@@ -162,6 +188,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
             statePath,
             stateIntervalSeconds: stateInterval,
             genesisTimestamp: record.genesisTimestamp,
+            extraArgs: anvilArgs,
           });
           timings.anvilMs = performance.now() - t;
           const problem = await checkStoredChain(createDevnetRpc(anvil.rpcUrl), record);
@@ -169,10 +196,10 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
             stored = record;
             fresh = false;
             // --timestamp (needed for an identical block 0) also rewinds anvil's clock: set it back to now before
-            // any block is mined.
+            // any block is mined (a deterministic chain keeps its own clock: DETERMINISTIC_BLOCK_SECONDS a block)
             const latest = await createDevnetRpc(anvil.rpcUrl).request<{ timestamp: Hex }>('eth_getBlockByNumber', ['latest', false]);
             const now = Math.max(Math.floor(Date.now() / 1000), Number(BigInt(latest.timestamp)) + 1);
-            await createDevnetRpc(anvil.rpcUrl).request('evm_setTime', [now]);
+            if (!deterministic) await createDevnetRpc(anvil.rpcUrl).request('evm_setTime', [now]);
           } else {
             log.warn(`devnet: the saved chain does not match its deployment record (${problem}); starting a fresh chain`);
             await anvil.stop();
@@ -196,8 +223,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         rmSync(devnetDir, { recursive: true, force: true });
         mkdirSync(devnetDir, { recursive: true });
       }
-      const historySeconds = Math.round((historyHours * 3600) / HISTORY_SPACING_SECONDS) * HISTORY_SPACING_SECONDS;
-      const genesis = Math.floor(Date.now() / 1000) - historySeconds - HISTORY_SPACING_SECONDS;
+      const historySeconds = deterministic ? 0 : Math.round((historyHours * 3600) / HISTORY_SPACING_SECONDS) * HISTORY_SPACING_SECONDS;
+      const genesis = deterministic ? DETERMINISTIC_GENESIS_TIMESTAMP : Math.floor(Date.now() / 1000) - historySeconds - HISTORY_SPACING_SECONDS;
       log.info('devnet: starting anvil');
       let t = performance.now();
       anvil = await startAnvil({
@@ -206,6 +233,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         statePath,
         stateIntervalSeconds: stateInterval,
         genesisTimestamp: genesis,
+        extraArgs: anvilArgs,
       });
       timings.anvilMs = performance.now() - t;
       checkAbort();
@@ -231,8 +259,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         );
         checkAbort();
       }
-      // Blocks from now on carry wall-clock timestamps.
-      await rpc.request('evm_setTime', [Math.floor(Date.now() / 1000)]);
+      // Blocks from now on carry wall-clock timestamps (a deterministic chain's: DETERMINISTIC_BLOCK_SECONDS apart).
+      if (!deterministic) await rpc.request('evm_setTime', [Math.floor(Date.now() / 1000)]);
 
       const block0 = await rpc.request<{ hash: Hex }>('eth_getBlockByNumber', ['0x0', false]);
       stored = {
@@ -252,7 +280,11 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     const rpc = createDevnetRpc(live.rpcUrl);
     // every start: a chain saved before the trampoline existed gets it as well
     record.deployment.contracts.hooksTrampoline = await installHooksTrampoline(rpc);
-    if (options.blockTime > 0) await rpc.request('evm_setIntervalMining', [options.blockTime]);
+    if (deterministic) {
+      // a block only for a transaction (or explicit mining), each a fixed step after the previous one
+      await rpc.request('evm_setAutomine', [true]);
+      await rpc.request('anvil_setBlockTimestampInterval', [DETERMINISTIC_BLOCK_SECONDS]);
+    } else if (options.blockTime > 0) await rpc.request('evm_setIntervalMining', [options.blockTime]);
     else await rpc.request('evm_setAutomine', [true]);
 
     const botController = new AbortController();
@@ -299,8 +331,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     return {
       chainId: DEVNET_CHAIN_ID,
       rpcUrl: live.rpcUrl,
-      blockTime: options.blockTime,
-      fresh,
+      blockTime: deterministic ? 0 : options.blockTime,
+      fresh: fresh || seeded,
       genesisHash: record.genesisHash,
       deployment: record.deployment,
       anvilPid: live.pid,
@@ -308,7 +340,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       describe: () => ({
         chainId: DEVNET_CHAIN_ID,
         rpcUrl: live.rpcUrl,
-        blockTime: options.blockTime,
+        blockTime: deterministic ? 0 : options.blockTime,
         contracts: { ...record.deployment.contracts },
         tokens: record.deployment.tokens.map((t) => ({ ...t })),
         pools: record.deployment.pools.map((p) => ({ ...p })),

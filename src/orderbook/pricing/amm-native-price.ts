@@ -44,6 +44,12 @@ export class AmmNativePrice implements NativePriceSource {
 
   constructor(private readonly options: AmmNativePriceOptions) {}
 
+  /** Forgets the remembered prices and pairs (the devnet went back to a snapshot). */
+  clear(): void {
+    this.cache.clear();
+    this.pairs.clear();
+  }
+
   private async pair(a: Address, b: Address): Promise<Address | null> {
     const key = [a.toLowerCase(), b.toLowerCase()].sort().join('-');
     if (this.pairs.has(key)) return this.pairs.get(key)!;
