@@ -13,7 +13,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { toBytes, toHex } from '../src/db/codec.js';
 import { DatabaseCodeStore } from '../src/aux/affiliate/code-store.js';
 import { ComputedAffiliateStats } from '../src/aux/affiliate/computed-stats.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const TRADES = 10_000;
 const TRADERS = 100;

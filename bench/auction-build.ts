@@ -18,7 +18,7 @@ import { AuctionBuilder } from '../src/auction/build-auction.js';
 import { AuctionStore } from '../src/auction/auction-store.js';
 import { AmmNativePrice } from '../src/orderbook/pricing/amm-native-price.js';
 import { toBytes, toNumeric } from '../src/db/codec.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const ORDERS = 10_000;
 const OWNERS = 100;

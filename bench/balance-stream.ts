@@ -31,7 +31,7 @@ import { BalanceStream, type BalanceWatch, type ChainReadEvent } from '../src/au
 import { registerBalanceRoutes } from '../src/aux/balances/routes.js';
 import { openSse, type SseClient } from '../src/aux/balances/test-sse-client.js';
 
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const USERS = 1_000;
 const CLIENTS_PER_USER = 10;

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { startTestApp } from '../test/fixtures/app.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROUNDS = 5;

@@ -12,7 +12,7 @@ import { startTestApp } from '../test/fixtures/app.js';
 import { call } from '../test/fixtures/orders.js';
 import { trading, E18 } from '../test/fixtures/trading.js';
 import { waitFor } from '../test/fixtures/wait-for.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const LONE = 8;
 const COW_PAIRS = 4;

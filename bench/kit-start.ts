@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 import { startBatchbook } from '../src/index.js';
 import { findFreePort } from '../src/chain/devnet/index.js';
 

@@ -17,7 +17,7 @@ import { insertNotifications } from '../src/aux/notifications/notification-store
 import { insertSubscription } from '../src/aux/notifications/subscription-store.js';
 import { WebhookChannel, generateWebhookSecret } from '../src/notify/channels/webhook-channel.js';
 import { OutboxDispatcher } from '../src/notify/outbox/outbox-dispatcher.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const TRADES = 10_000;
 const DELIVERIES = 1_000;

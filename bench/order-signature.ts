@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { recoverAddress, type Hex } from 'viem';
 import { sign } from 'viem/accounts';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 import { domainSeparator, orderDigest, recoverOrderSigner, type Order } from '../src/protocol/index.js';
 
 const DURATION_MS = 1500;

@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from '../test/fixtures/app.js';
 import { createTestPostgres } from '../test/fixtures/databases.js';
 import { skipUnless } from '../test/fixtures/required-services.js';
 import { makeOrder, orderBody, signOrder } from '../test/fixtures/orders.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const INTAKE_ORDERS = 400;
 let intakeRuns = 0;

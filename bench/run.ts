@@ -16,16 +16,7 @@ import { benchSimulation } from './simulation.js';
 import { benchFulfilment } from './fulfilment.js';
 import { benchSolverEngines } from './solver-engines.js';
 import { benchKitStart } from './kit-start.js';
-
-export interface Figure {
-  name: string;
-  value: number;
-  unit: string;
-  baseline: number;
-  baselineUnit: string;
-  ratio: number;
-  note?: string;
-}
+import type { Figure } from './figure.js';
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['webhook-channel', benchWebhookChannel],

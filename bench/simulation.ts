@@ -11,7 +11,7 @@ import { startTestDevnet } from '../src/chain/test-devnet.js';
 import { ForkSimulator } from '../src/aux/simulation/fork-simulator.js';
 import { rpcCall } from '../src/aux/simulation/json-rpc.js';
 import type { BundleRequest } from '../src/aux/simulation/types.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const ROUNDS = 15;
 const ERC20 = parseAbi(['function approve(address, uint256) returns (bool)', 'function transfer(address, uint256) returns (bool)', 'function deposit() payable']);

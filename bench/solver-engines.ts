@@ -8,9 +8,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Address } from 'viem';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 import { solvableOrder } from '../test/fixtures/solvable-orders.js';
-import { PRICE_SCALE, type SolvableOrder } from '../src/auction/auction-types.js';
+import { PRICE_SCALE, type SolvableOrder } from '../src/solver/auction-types.js';
 import { encodeAuction } from '../src/solver-api/codec.js';
 import { toSolverOrder } from '../src/solver-api/orders.js';
 import { CowMatcherEngine, EngineService } from '../src/solver-api/engines.js';

@@ -18,7 +18,7 @@ import { pino } from 'pino';
 import { startTestApp } from '../test/fixtures/app.js';
 import { buildHttpServer } from '../src/http/server.js';
 import { buildMarketServices, registerMarketRoutes } from '../src/aux/market/index.js';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 
 const CONNECTIONS = 16;
 const ROUND_MS = 1_500;

@@ -8,7 +8,7 @@
  */
 import { request, Agent } from 'node:http';
 import { Worker } from 'node:worker_threads';
-import type { Figure } from './run.js';
+import type { Figure } from './figure.js';
 import type { OutgoingNotification } from '../src/notify/channels/channel.js';
 import { generateWebhookSecret, webhookBody, WebhookChannel } from '../src/notify/channels/webhook-channel.js';
 

@@ -11,6 +11,11 @@ import { buildHttpServer, type HttpServer, type ReadinessCheck } from './http/se
 import { AppDataService } from './orderbook/app-data.js';
 import { registerOrderBookRoutes } from './orderbook/routes/index.js';
 import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-services.js';
+import { DEFAULT_ORDER_POLICY } from './orderbook/orders/order-ports.js';
+import { registerAuctionRoutes, type AuctionReads } from './auction/auction-routes.js';
+import { AuctionStore } from './auction/auction-store.js';
+import { CompetitionStore } from './auction/competition-store.js';
+import { createCompetitionStatus } from './auction/competition-status.js';
 import { readPackageVersion } from './version.js';
 import { devnetTemplateDir, startDevnet, type Devnet } from './chain/devnet/index.js';
 import { templateCacheDir } from './db/pglite-init.js';
@@ -42,7 +47,7 @@ export interface App {
   server: HttpServer;
   database: Database;
   networks: ChainNetwork[];
-  orderBooks: Map<string, OrderBookBuild>;
+  orderBooks: Map<string, NetworkOrderBook>;
   devnet: Devnet | null;
   /** the auction loop of each network this replica leads */
   auctionLoops: RunningLoops['auctionLoops'];
@@ -212,27 +217,38 @@ async function buildServer(w: Wiring, database: Database, networks: ChainNetwork
   return buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, indexing, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
 }
 
+/** One network's order book: its services and the auction reads its routes and the dashboard show. */
+type NetworkOrderBook = OrderBookBuild & { auctionReads: AuctionReads };
+
 /** The order book of each network under /{network}/api/v1, and the default network's also under /api/v1. */
 async function registerOrderBooks(
   w: Wiring,
   server: HttpServer,
   { database, networks, defaultNetwork, version, clocks }: { database: Database; networks: ChainNetwork[]; defaultNetwork: string | null; version: string; clocks: Map<string, ChainClock> },
-): Promise<Map<string, OrderBookBuild>> {
+): Promise<Map<string, NetworkOrderBook>> {
   const { config, logger, options, metrics } = w;
   const appData = new AppDataService(database.db);
   // order signatures are recovered on worker threads (the other cores), not on the event loop
   const recovery = new EcdsaRecoveryPool();
   w.closers.push(() => recovery.close());
-  const orderBooks = new Map<string, OrderBookBuild>();
+  const orderBooks = new Map<string, NetworkOrderBook>();
   for (const network of networks) {
-    const build = buildOrderBookServices(network, database.db, config, appData, options.now ?? clocks.get(network.name)?.now, (err) => {
+    const now = options.now ?? clocks.get(network.name)?.now ?? DEFAULT_ORDER_POLICY.now;
+    // the auction and the solver competition as the order book shows them (GET /auction, /solver_competition, /orders/{uid}/status)
+    const competitions = new CompetitionStore(database.db, network.chainId);
+    const auctionReads: AuctionReads = { auctions: new AuctionStore(database.db, network.chainId), competitions };
+    const build = buildOrderBookServices(network, database.db, config, appData, now, (err) => {
       metrics.providers.error('external-orderbook');
       logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
-    }, recovery.recover);
-    orderBooks.set(network.name, build);
+    }, recovery.recover, (orders) => createCompetitionStatus({ chainId: network.chainId, db: database.db, orders, competitions, now }));
+    orderBooks.set(network.name, { ...build, auctionReads });
     const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
-    await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
-    if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
+    const routes = async (scope: unknown) => {
+      registerOrderBookRoutes(scope as HttpServer, ctx);
+      registerAuctionRoutes(scope as HttpServer, auctionReads);
+    };
+    await server.register(routes, { prefix: `/${network.name}` });
+    if (network.name === defaultNetwork) await server.register(routes);
   }
   return orderBooks;
 }
@@ -241,7 +257,7 @@ interface AuxiliaryInputs {
   database: Database;
   networks: ChainNetwork[];
   defaultNetwork: string | null;
-  orderBooks: Map<string, OrderBookBuild>;
+  orderBooks: Map<string, NetworkOrderBook>;
 }
 
 /**
@@ -342,7 +358,7 @@ function registerSimulation(w: Wiring, server: HttpServer, database: Database, n
 /** The control API of the devnet (/devnet/control/...): snapshots, mining, time, auctions on demand. */
 function registerDevnetControl(
   server: HttpServer,
-  parts: { devnet: Devnet; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, OrderBookBuild> },
+  parts: { devnet: Devnet; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, NetworkOrderBook> },
 ): void {
   const orderBook = parts.orderBooks.get('devnet')!;
   const control = new DevnetControl({
@@ -366,7 +382,7 @@ function assembleApp(
     database: Database;
     networks: ChainNetwork[];
     defaultNetwork: string | null;
-    orderBooks: Map<string, OrderBookBuild>;
+    orderBooks: Map<string, NetworkOrderBook>;
     devnet: Devnet | null;
     loops: RestartableLoops;
     fatal: Promise<string>;

@@ -20,7 +20,7 @@ import { AuctionStore } from './auction/auction-store.js';
 import { CompetitionStore } from './auction/competition-store.js';
 import { OrderExclusions } from './auction/order-exclusions.js';
 import { OrderLifecycle } from './auction/order-lifecycle.js';
-import { SettlementSubmissions } from './auction/settlement-submissions.js';
+import { SettlementSubmissions } from './solver/settlement-submissions.js';
 import { Driver, type DriverHooks } from './solver/driver.js';
 import type { Solver } from './solver/solution.js';
 import { producerFor, type ProducerSettings } from './aux/notifications/index.js';
@@ -29,7 +29,7 @@ import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js
 import { HookIndexer } from './aux/hooks/index.js';
 import { resolveSolverAccount } from './solver/solver-account.js';
 import type { Hex } from 'viem';
-import { buildSolverEngines, type SolverEngines } from './solver-api/index.js';
+import { buildSolverEngines, notifyEngines, type SolverEngines } from './solver-api/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -137,6 +137,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     exclusionBlocks: w.exclusionBlocks,
     orderPlaced: w.orderPlaced,
     gate: w.gate,
+    afterCompetition: notifyEngines,
   });
 }
 

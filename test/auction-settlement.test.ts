@@ -14,7 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
 import { buildHttpServer, type HttpServer } from '../src/http/server.js';
-import { registerAuctionRoutes } from '../src/orderbook/routes/auction-routes.js';
+import { registerAuctionRoutes } from '../src/auction/auction-routes.js';
 import { AuctionStore } from '../src/auction/auction-store.js';
 import { CompetitionStore } from '../src/auction/competition-store.js';
 import type { RunningAuctionLoop } from '../src/auction/auction-loop.js';

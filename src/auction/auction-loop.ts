@@ -27,12 +27,11 @@ import { findFailingOrders } from '../solver/failing-orders.js';
 import type { Solution, Solver } from '../solver/solution.js';
 import type { AuctionBuilder } from './build-auction.js';
 import type { AuctionStore } from './auction-store.js';
-import type { Auction, ExcludedOrder } from './auction-types.js';
+import type { Auction, ExcludedOrder } from '../solver/auction-types.js';
 import type { CompetitionStore } from './competition-store.js';
 import type { OrderExclusions } from './order-exclusions.js';
 import type { OrderLifecycle } from './order-lifecycle.js';
-import type { SettlementSubmissions } from './settlement-submissions.js';
-import { notifyEngines } from '../solver-api/index.js';
+import type { SettlementSubmissions } from '../solver/settlement-submissions.js';
 
 export interface AuctionLoopLogger {
   debug(obj: object, msg?: string): void;
@@ -80,6 +79,11 @@ export interface AuctionLoopOptions {
   orderPlaced?: ((listener: () => void) => () => void) | null;
   /** while `paused`, neither blocks nor placed orders start a cycle (`runOnce` still does): the control API's hold */
   gate?: AuctionGate;
+  /**
+   * Told each competition's ranking and its settlement's outcome (the composition root passes the Solver Engine
+   * API's `notifyEngines`, so external engines learn how their solutions fared); default: nobody.
+   */
+  afterCompetition?: ((ranked: RankedSolution[], settlement: Promise<SettlementOutcome> | null) => Promise<void>) | null;
 }
 
 /** Holds auctions back while `paused` (shared by every auction loop of a node, across restarts of the loops). */
@@ -211,7 +215,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       settlement = track(outcome);
     }
     // each solver engine hears how its solutions fared (the winner's once its settlement is over)
-    void track(notifyEngines(ranked, settlement).catch((err) => logger.warn({ chainId, err }, 'auction: notifying solver engines failed')));
+    if (options.afterCompetition) void track(options.afterCompetition(ranked, settlement).catch((err) => logger.warn({ chainId, err }, 'auction: notifying solver engines failed')));
     logger.debug(
       { chainId, auctionId: auction.id, block: head, orders: auction.orders.length, excluded: built.excluded.length, inFlight: built.inFlight, solutions: ranked.length, winner: winner?.solution.solver ?? null },
       'auction: cycle done',

@@ -11,7 +11,7 @@ import type { Database } from '../db/connection.js';
 import { toBytes, toHex } from '../db/codec.js';
 import { AuctionStore } from './auction-store.js';
 import { OrderLifecycle } from './order-lifecycle.js';
-import { SettlementSubmissions } from './settlement-submissions.js';
+import { SettlementSubmissions } from '../solver/settlement-submissions.js';
 
 const CHAIN = 31337;
 const SOLVER = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc' as Address;

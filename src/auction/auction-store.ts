@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { auctionJson, type Auction, type AuctionJson } from './auction-types.js';
+import { auctionJson, type Auction, type AuctionJson } from '../solver/auction-types.js';
 
 export class AuctionStore {
   constructor(

@@ -16,7 +16,7 @@ import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
 import { NO_ORDER_HOOKS, orderHooksOf, remainingAmount, trampolineGas, trampolineInteraction, type OrderHooks } from '../protocol/index.js';
 import { preHookAllowance } from '../chain/pre-hook-allowance.js';
-import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from './auction-types.js';
+import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from '../solver/auction-types.js';
 import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
 
 export interface AuctionBuilderOptions {

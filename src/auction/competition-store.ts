@@ -9,7 +9,7 @@ import type { Address, Hex } from 'viem';
 import { fromNumeric, toBytes, toHex, toNumeric } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
 import type { RankedSolution } from '../solver/competition.js';
-import type { Auction } from './auction-types.js';
+import type { Auction } from '../solver/auction-types.js';
 
 export interface StoredSolutionOrder {
   id: Hex;

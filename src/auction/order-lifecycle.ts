@@ -16,7 +16,7 @@ import type { Hex } from 'viem';
 import { toBytes, toHex } from '../db/codec.js';
 import { notFullyExecutedSql } from '../db/order-fill-sql.js';
 import type { DB } from '../db/schema.js';
-import type { ExcludedOrder } from './auction-types.js';
+import type { ExcludedOrder } from '../solver/auction-types.js';
 
 export type OrderEventLabel = 'created' | 'ready' | 'filtered' | 'invalid' | 'considered' | 'executing' | 'traded' | 'cancelled' | 'expired';
 

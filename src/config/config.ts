@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseTrustProxy, type TrustProxy } from '../http/client-identity.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 

@@ -6,6 +6,7 @@
 import type { Address, Hex } from 'viem';
 import type { ChainNetwork } from '../chain/network.js';
 import type { OrderBookNetworkServices } from '../orderbook/routes/context.js';
+import type { AuctionReads } from '../auction/auction-routes.js';
 import type { MarketServices } from '../aux/market/index.js';
 import type { StoredCompetition } from '../auction/competition-store.js';
 import type { DashboardStore, DashboardOrderEvent, DashboardTrade } from './dashboard-store.js';
@@ -69,12 +70,13 @@ export class DashboardReads {
   constructor(
     private readonly network: ChainNetwork,
     private readonly orderBook: OrderBookNetworkServices,
+    private readonly auctionReads: AuctionReads,
     private readonly market: MarketServices | null,
     private readonly store: DashboardStore,
   ) {}
 
   async overview(): Promise<{ headBlock: number | null; auction: AuctionSummary | null; latestCompetition: CompetitionSummary | null }> {
-    const { auctions, competitions } = this.orderBook.auctionReads;
+    const { auctions, competitions } = this.auctionReads;
     const [head, auction, latest] = await Promise.all([this.network.reader.blockNumber().then(Number, () => null), auctions.current(), competitions.latest()]);
     return {
       headBlock: head,
@@ -86,7 +88,7 @@ export class DashboardReads {
   }
 
   async competitions(limit: number): Promise<CompetitionSummary[]> {
-    return (await this.orderBook.auctionReads.competitions.recent(limit)).map(summarizeCompetition);
+    return (await this.auctionReads.competitions.recent(limit)).map(summarizeCompetition);
   }
 
   async latestOrders(limit: number): Promise<Record<string, unknown>[]> {
@@ -107,7 +109,7 @@ export class DashboardReads {
     const [events, trades, competition] = await Promise.all([
       this.store.orderEvents(this.network.chainId, uid.toLowerCase() as Hex),
       this.orderBook.trades.list({ orderUid: uid.toLowerCase() as Hex }, null),
-      this.orderBook.auctionReads.competitions.latestForOrder(uid.toLowerCase() as Hex),
+      this.auctionReads.competitions.latestForOrder(uid.toLowerCase() as Hex),
     ]);
     return { events, trades, competition: competition ? summarizeCompetition(competition) : null };
   }

@@ -8,6 +8,7 @@ import type { DB } from '../db/schema.js';
 import type { HttpServer } from '../http/server.js';
 import type { ChainNetwork } from '../chain/network.js';
 import type { OrderBookBuild } from '../orderbook/build-services.js';
+import type { AuctionReads } from '../auction/auction-routes.js';
 import type { MarketServices } from '../aux/market/index.js';
 import { DashboardStore } from './dashboard-store.js';
 import { DashboardReads } from './dashboard-reads.js';
@@ -19,7 +20,7 @@ import { CowDemo } from './trade-a-cow.js';
 export interface DashboardContext {
   networks: ChainNetwork[];
   defaultNetwork: string | null;
-  orderBooks: ReadonlyMap<string, OrderBookBuild>;
+  orderBooks: ReadonlyMap<string, OrderBookBuild & { auctionReads: AuctionReads }>;
   /** chain id → market services */
   markets: ReadonlyMap<number, MarketServices>;
   db: Kysely<DB>;
@@ -30,14 +31,14 @@ export interface DashboardContext {
 export function registerDashboard(server: HttpServer, ctx: DashboardContext): void {
   const store = new DashboardStore(ctx.db);
   const networks: DashboardNetwork[] = ctx.networks.map((network) => {
-    const services = ctx.orderBooks.get(network.name)!.services;
+    const { services, auctionReads } = ctx.orderBooks.get(network.name)!;
     return {
       name: network.name,
       chainId: network.chainId,
       devnet: network.devnet !== null,
       isDefault: network.name === ctx.defaultNetwork,
       blockTime: network.devnet?.blockTime ?? null,
-      reads: new DashboardReads(network, services, ctx.markets.get(network.chainId) ?? null, store),
+      reads: new DashboardReads(network, services, auctionReads, ctx.markets.get(network.chainId) ?? null, store),
       cowDemo: network.devnet ? new CowDemo({ network, quotes: services.quotes, orders: services.orders, now: ctx.now }) : null,
     };
   });

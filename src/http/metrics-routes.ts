@@ -8,7 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics/metrics.js';
-import type { HttpServer } from './server.js';
+import type { HttpServer } from './http-server.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -3,7 +3,7 @@
  * producing the envelope of the API a route belongs to, body caps, CORS, per-client rate limits (in Redis when
  * configured, so replicas share one budget), OpenAPI at /docs, and /healthz + /readyz.
  */
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -11,19 +11,19 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import type { IndexingSummary } from '../chain/network.js';
 import { AuxError, OrderBookHttpError, orderBookErrorStatus, type ApiFamily } from './errors.js';
-import { OrderBookError } from '../orderbook/order-book-error.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
 import { buildValidatorCompiler, describeValidationError } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
 import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
+import type { HttpServer } from './http-server.js';
 import { databaseUnavailableIn } from '../db/unavailable.js';
 import { answerClientError, answerFrameworkError, documentRequestErrors } from './request-errors.js';
 
-export type HttpServer = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
+export type { HttpServer } from './http-server.js';
 
 /** Order-book routes accept at most 16 KiB of JSON (reference orderbook.md §2). */
 export const ORDERBOOK_BODY_LIMIT = 16 * 1024;
@@ -41,8 +41,8 @@ export interface HttpServerOptions {
   redis?: Redis | null;
   redisKeyPrefix?: string;
   readiness: ReadinessCheck[];
-  /** what each served network indexes, shown by /readyz as `indexed` */
-  indexing?: () => Record<string, IndexingSummary>;
+  /** each network's indexing position, shown by /readyz under `indexed` (chain/network.ts `indexingSummary`) */
+  indexing?: () => Record<string, object>;
   version: string;
   /** proxies whose X-Forwarded-For is believed (TRUST_PROXY); default: none */
   trustProxy?: TrustProxy;

@@ -6,11 +6,18 @@
  *   recordAuctionCycles(auctionLoop, 'devnet', metrics);
  *   recordIndexerLag({ indexer, reader: network.reader, chain: 'devnet', metrics, signal });
  */
-import type { CycleReport } from '../auction/auction-loop.js';
 import type { Metrics } from './metrics.js';
 
+/** What the metrics read of an auction cycle's report (auction/auction-loop.ts `CycleReport` has it). */
+export interface CycleFigures {
+  buildSeconds: number;
+  ranked: ReadonlyArray<{ filteredOut: boolean; isWinner: boolean }>;
+  winner: unknown;
+  settlement: Promise<{ status: string }> | null;
+}
+
 interface CycleSource {
-  onCycle(listener: (report: CycleReport) => void): () => void;
+  onCycle(listener: (report: CycleFigures) => void): () => void;
 }
 
 /** Records every cycle of an auction loop; returns an unsubscribe. */

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Hex } from 'viem';
 import { appDataHash, parseAppDataDocument, EMPTY_APP_DATA_JSON, ZERO_APP_DATA, AppDataError, MAX_APP_DATA_BYTES } from '../protocol/index.js';
-import { OrderBookError } from './order-book-error.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
 import { toBytes } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
 

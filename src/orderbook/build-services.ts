@@ -19,11 +19,8 @@ import { PoolReserves } from './pricing/pool-reserves.js';
 import { perBlock } from '../chain/per-block.js';
 import type { NativePriceSource, TradeEstimator } from './pricing/trade-estimator.js';
 import { BestOfEstimators, ExternalOrderBookEstimator } from './pricing/external-orderbook-estimator.js';
-import { OrderBookError } from './order-book-error.js';
-import type { OrderBookNetworkServices } from './routes/context.js';
-import { CompetitionStore } from '../auction/competition-store.js';
-import { AuctionStore } from '../auction/auction-store.js';
-import { createCompetitionStatus } from '../auction/competition-status.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
+import type { CompetitionStatusOf, OrderBookNetworkServices } from './routes/context.js';
 import { preHookAllowance } from '../chain/pre-hook-allowance.js';
 
 class NoEstimator implements TradeEstimator {
@@ -51,6 +48,8 @@ export function buildOrderBookServices(
   onProviderError?: (err: unknown) => void,
   /** where order signatures' curve arithmetic runs (default: the calling thread) */
   recoverAddress?: RecoverAddress,
+  /** GET /orders/{uid}/status, given this network's orders (the auction layer's competition status; default: null for every order) */
+  competitionStatusOf: (orders: OrderRepository) => CompetitionStatusOf = () => async () => null,
 ): OrderBookBuild {
   const { chainId, settlement, reader } = network;
   const estimators: TradeEstimator[] = [];
@@ -87,11 +86,9 @@ export function buildOrderBookServices(
   });
   const cancellations = new CancellationService({ chainId, settlement, orders: repo, now });
   const trades = new TradeService({ chainId, db, nativePrice: (t: Address) => nativePrices.nativePrice(t) });
-  const competitions = new CompetitionStore(db, chainId);
-  const competitionStatus = createCompetitionStatus({ chainId, db, orders: repo, competitions, now });
-  const auctionReads = { auctions: new AuctionStore(db, chainId), competitions };
+  const competitionStatus = competitionStatusOf(repo);
   return {
-    services: { appData, orders, cancellations, trades, quotes, nativePrices, competitionStatus, auctionReads },
+    services: { appData, orders, cancellations, trades, quotes, nativePrices, competitionStatus },
     estimator,
     nativePrices,
     orders: repo,

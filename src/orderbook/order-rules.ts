@@ -11,7 +11,7 @@
  */
 import type { Address } from 'viem';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
-import { OrderBookError } from './order-book-error.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
 
 /** `Forbidden` when the owner (or `from`) or the receiver is deny-listed. */
 export function checkNotDenyListed(bannedAddresses: ReadonlySet<string>, parties: ReadonlyArray<Address | null>): void {

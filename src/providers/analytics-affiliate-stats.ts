@@ -12,7 +12,7 @@
  * only a row of the address asked is used. Each execution spends credits: wrap the source in `cached()`.
  */
 import type { Address } from 'viem';
-import type { AffiliateStats, AffiliateStatsSource, TraderStats } from '../aux/affiliate/ports.js';
+import type { AffiliateStats, AffiliateStatsSource, TraderStats } from './ports/affiliate.js';
 import { ProviderError } from './data-source.js';
 import { DUNE_URL } from './dune-pools.js';
 import { expectOk, isRecord, malformed, providerRequest, type FetchLike } from './provider-http.js';

@@ -14,7 +14,7 @@
  * reject with ProviderError (the service answers 502).
  */
 import type { Address } from 'viem';
-import type { AffiliateCode, AffiliateCodeStore, AffiliateTerms, NewAffiliateCode, RegisterOutcome } from '../aux/affiliate/ports.js';
+import type { AffiliateCode, AffiliateCodeStore, AffiliateTerms, NewAffiliateCode, RegisterOutcome } from './ports/affiliate.js';
 import { expectOk, isRecord, malformed, parseAddress, providerRequest, type FetchLike } from './provider-http.js';
 
 export interface CmsAffiliateCodesOptions {

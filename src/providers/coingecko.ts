@@ -16,7 +16,7 @@
  * The native asset is priced as the wrapped native token (1:1), which avoids Coingecko's per-chain coin ids.
  */
 import type { Address } from 'viem';
-import type { MarketSamples, MarketSamplesQuery, MarketSamplesSource, PricePoint, UsdPriceQuery, UsdPriceSource } from '../aux/market/ports.js';
+import type { MarketSamples, MarketSamplesQuery, MarketSamplesSource, PricePoint, UsdPriceQuery, UsdPriceSource } from './ports/market.js';
 import { expectOk, isRecord, malformed, providerRequest, type FetchLike } from './provider-http.js';
 
 export const COINGECKO_PRO_URL = 'https://pro-api.coingecko.com/api/v3';

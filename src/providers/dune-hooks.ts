@@ -11,7 +11,7 @@
  * Every call carries `X-DUNE-API-KEY` and a timeout. A row that does not fit the reference shape is skipped
  * (one bad row must not fail the whole answer, as it does upstream).
  */
-import type { ExternalHooksSource, HookRow, HooksQuery } from '../aux/hooks/hooks-service.js';
+import type { ExternalHooksSource, HookRow, HooksQuery } from './ports/hooks.js';
 import { DUNE_URL } from './dune-pools.js';
 import { expectOk, isRecord, malformed, providerRequest, type FetchLike } from './provider-http.js';
 import { ProviderError } from './data-source.js';

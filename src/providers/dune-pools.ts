@@ -14,7 +14,7 @@
  */
 import type { Address } from 'viem';
 import type { DataSource } from './data-source.js';
-import type { PoolQuery, PoolRecord, PoolSource } from '../aux/market/ports.js';
+import type { PoolQuery, PoolRecord, PoolSource } from './ports/market.js';
 import { expectOk, isRecord, malformed, parseAddress, providerRequest, type FetchLike } from './provider-http.js';
 
 export const DUNE_URL = 'https://api.dune.com';

@@ -8,8 +8,8 @@
  * `rawBalance` is used (the float `balance` loses precision). 404 and error code 150 → null; other errors,
  * 429/5xx and timeouts reject.
  */
-import type { HoldersQuery, TokenHolder, TokenHolderSource } from '../aux/market/ports.js';
-import { MAX_HOLDERS } from '../aux/market/ports.js';
+import type { HoldersQuery, TokenHolder, TokenHolderSource } from './ports/market.js';
+import { MAX_HOLDERS } from './ports/market.js';
 import { rankHolders } from './rank-holders.js';
 import { expectOk, isRecord, malformed, parseAddress, parseAtoms, providerRequest, type FetchLike } from './provider-http.js';
 

@@ -7,8 +7,8 @@
  *
  * 404 → null; `error: true`, other non-2xx and timeouts reject. Items are sorted here (largest first).
  */
-import type { HoldersQuery, TokenHolder, TokenHolderSource } from '../aux/market/ports.js';
-import { MAX_HOLDERS } from '../aux/market/ports.js';
+import type { HoldersQuery, TokenHolder, TokenHolderSource } from './ports/market.js';
+import { MAX_HOLDERS } from './ports/market.js';
 import { rankHolders } from './rank-holders.js';
 import { expectOk, isRecord, malformed, parseAddress, parseAtoms, providerRequest, type FetchLike } from './provider-http.js';
 

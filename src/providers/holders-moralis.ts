@@ -7,8 +7,8 @@
  * Unlike upstream (limit=2, status unchecked → TypeError → 500), the status is checked: 404 → null; other
  * non-2xx, timeouts and bodies without a `result` array reject, so the next holder source is asked.
  */
-import type { HoldersQuery, TokenHolder, TokenHolderSource } from '../aux/market/ports.js';
-import { MAX_HOLDERS } from '../aux/market/ports.js';
+import type { HoldersQuery, TokenHolder, TokenHolderSource } from './ports/market.js';
+import { MAX_HOLDERS } from './ports/market.js';
 import { rankHolders } from './rank-holders.js';
 import { expectOk, isRecord, malformed, parseAddress, parseAtoms, providerRequest, type FetchLike } from './provider-http.js';
 

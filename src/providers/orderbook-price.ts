@@ -16,7 +16,7 @@
  *   new OrderBookUsdPrice({ baseUrl: 'https://api.cow.fi/mainnet', usdStable: USDC, tokenDecimals: (t) => reader.tokenMetadata(t).then((m) => m?.decimals ?? null) })
  */
 import type { Address } from 'viem';
-import type { UsdPriceQuery, UsdPriceSource } from '../aux/market/ports.js';
+import type { UsdPriceQuery, UsdPriceSource } from './ports/market.js';
 import { expectOk, isRecord, malformed, providerRequest, type FetchLike } from './provider-http.js';
 
 export interface OrderBookUsdPriceOptions {

@@ -2,7 +2,7 @@
  * The common tail of every holder source: largest balance first (address as tie-break, so answers are stable),
  * at most MAX_HOLDERS, and null for an empty list ("no data", so the next source is asked).
  */
-import { MAX_HOLDERS, type TokenHolder } from '../aux/market/ports.js';
+import { MAX_HOLDERS, type TokenHolder } from './ports/market.js';
 
 export function rankHolders(holders: TokenHolder[]): TokenHolder[] | null {
   const sorted = [...holders]

@@ -6,7 +6,7 @@
  * by which engines must answer (the time limit, counted once the chain has been read).
  */
 import type { Address } from 'viem';
-import type { Auction } from '../auction/auction-types.js';
+import type { Auction } from '../solver/auction-types.js';
 import type { ChainReader } from '../chain/reader.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { encodeAuction } from './codec.js';

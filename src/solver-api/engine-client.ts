@@ -9,7 +9,7 @@
  * when together they still pass the checks; else each on its own.
  */
 import type { Address } from 'viem';
-import type { Auction } from '../auction/auction-types.js';
+import type { Auction } from '../solver/auction-types.js';
 import type { RankedSolution } from '../solver/competition.js';
 import type { SettlementOutcome } from '../solver/driver.js';
 import { InvalidSolutionError, verifySolution, type Solution, type Solver } from '../solver/solution.js';

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { AmmRouterEngine, CowMatcherEngine } from './engines.js';
-import { PRICE_SCALE } from '../auction/auction-types.js';
+import { PRICE_SCALE } from '../solver/auction-types.js';
 import { toSolverOrder } from './orders.js';
 import { A, B, E18, testAuction, testOrder } from '../../test/fixtures/solver-auctions.js';
 

@@ -12,7 +12,7 @@
  * in-process transport both go through it.
  */
 import type { Address } from 'viem';
-import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { Auction, SolvableOrder } from '../solver/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
 import { AmmRouter } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';

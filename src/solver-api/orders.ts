@@ -8,7 +8,7 @@
  * `SolvableOrder` whose `remaining`/`available` are those amounts, so engines see exactly what the wire says.
  */
 import { zeroAddress, type Address, type Hex } from 'viem';
-import type { SolvableOrder } from '../auction/auction-types.js';
+import type { SolvableOrder } from '../solver/auction-types.js';
 import type { SigningSchemeName } from '../orderbook/orders/order-fields.js';
 import type { SolverOrder, SolverInteraction } from './schemas.js';
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { A, B, E18, testOrder } from '../../test/fixtures/solver-auctions.js';
-import type { Auction } from '../auction/auction-types.js';
+import type { Auction } from '../solver/auction-types.js';
 import { getAmountOut } from '../solver/uniswap-v2-pools.js';
 import { checkSolution, mergeSolutions, type CheckContext } from './solution-check.js';
 import type { SolverConstantProductPool, SolverSolution } from './schemas.js';

@@ -8,7 +8,7 @@
  * had (`verifySolution`). A refused solution comes back with the notify kind of the API and the reason.
  */
 import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
-import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { Auction, SolvableOrder } from '../solver/auction-types.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { ceilDiv, InvalidSolutionError, verifySolution, type BalanceEffect, type Interaction, type ProposedTrade, type Solution } from '../solver/solution.js';
 import { getAmountOut } from '../solver/uniswap-v2-pools.js';

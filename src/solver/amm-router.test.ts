@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeFunctionData, type Address } from 'viem';
-import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
+import { PRICE_SCALE, type Auction, type SolvableOrder } from './auction-types.js';
 import type { ChainClient } from '../chain/client.js';
 import { AmmRouter, ROUTER_SWAP_ABI } from './amm-router.js';
 import { toSettlement } from './encode-solution.js';

@@ -14,7 +14,7 @@
  * (`withdraw`, the last intra-settlement interaction) so that GPv2Settlement pays their owners in ETH.
  */
 import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
-import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { Auction, SolvableOrder } from './auction-types.js';
 import type { ChainClient } from '../chain/client.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { PairDirectory, type PoolSnapshot } from './uniswap-v2-pools.js';

@@ -3,7 +3,7 @@
  * scored (CIP-38, less the cost of the orders' hooks), with every order's hooks added as pre/post interactions; they are ranked by score (best = 1, ties by solver order). The winner is the best one that
  * also passes `accept` (the driver's on-chain simulation): the ones above it that fail are filtered out.
  */
-import type { Auction } from '../auction/auction-types.js';
+import type { Auction } from './auction-types.js';
 import { InvalidSolutionError, scoreSolution, verifySolution, withOrderHooks, type Solution, type Solver } from './solution.js';
 
 export interface RankedSolution {

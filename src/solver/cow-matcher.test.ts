@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Address, Hex } from 'viem';
-import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
+import { PRICE_SCALE, type Auction, type SolvableOrder } from './auction-types.js';
 import { decodeTradeFlags, type Settlement } from '../protocol/index.js';
 import { CowMatcher } from './cow-matcher.js';
 import { toSettlement } from './encode-solution.js';

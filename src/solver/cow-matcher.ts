@@ -8,7 +8,7 @@
  * combined while their token graph stays a forest, so that one price vector fits all of them.
  */
 import type { Address } from 'viem';
-import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { Auction, SolvableOrder } from './auction-types.js';
 import { InvalidSolutionError, ceilDiv, executedFeeOf, scoreSolution, verifySolution, type ProposedTrade, type Solution, type Solver } from './solution.js';
 
 /** A price as a fraction n/d (d > 0). */

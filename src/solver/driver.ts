@@ -21,7 +21,7 @@
  */
 import { BaseError, createWalletClient, http, keccak256, slice, type Address, type Hex, type LocalAccount, type WalletClient } from 'viem';
 import type { ChainClient } from '../chain/client.js';
-import type { SettlementSubmissions, Submission } from '../auction/settlement-submissions.js';
+import type { SettlementSubmissions, Submission } from './settlement-submissions.js';
 import { settlementCalldata } from './encode-solution.js';
 import type { Solution } from './solution.js';
 

@@ -9,7 +9,7 @@
  *   // [{ uid, reason: 'simulation: GPv2: ...' }]
  */
 import type { Hex } from 'viem';
-import type { Auction, SolvableOrder } from '../auction/auction-types.js';
+import type { Auction, SolvableOrder } from './auction-types.js';
 import { withOrderHooks, type Solution, type Solver } from './solution.js';
 import type { AcceptSolution } from './competition.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from 'viem';
 import type { SettlementInteraction } from '../protocol/index.js';
-import { PRICE_SCALE, type Auction, type SolvableOrder } from '../auction/auction-types.js';
+import { PRICE_SCALE, type Auction, type SolvableOrder } from './auction-types.js';
 
 /** A call the settlement contract makes (GPv2Interaction.Data). */
 export type Interaction = SettlementInteraction;

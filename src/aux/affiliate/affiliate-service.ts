@@ -10,7 +10,7 @@ import type { Address, Hex } from 'viem';
 import { ProviderError } from '../../providers/data-source.js';
 import { normalizeAffiliateCode } from './affiliate-code.js';
 import { AffiliateError } from './affiliate-error.js';
-import type { AffiliateCode, AffiliateCodeStore, AffiliateStats, AffiliateStatsSource, AffiliateTerms, TraderStats } from './ports.js';
+import type { AffiliateCode, AffiliateCodeStore, AffiliateStats, AffiliateStatsSource, AffiliateTerms, TraderStats } from '../../providers/ports/affiliate.js';
 import type { RegistrationSignature } from './registration-signature.js';
 import { usd } from './reward-math.js';
 

@@ -7,7 +7,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Address } from 'viem';
 import { toBytes, toHex } from '../../db/codec.js';
 import type { AffiliateCodesTable, DB } from '../../db/schema.js';
-import type { AffiliateCode, AffiliateCodeStore, NewAffiliateCode, RegisterOutcome } from './ports.js';
+import type { AffiliateCode, AffiliateCodeStore, NewAffiliateCode, RegisterOutcome } from '../../providers/ports/affiliate.js';
 
 export function codeFromRow(row: Selectable<AffiliateCodesTable>): AffiliateCode {
   return {

@@ -10,7 +10,7 @@ import type { Address } from 'viem';
 import { toBytes, toHex } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
 import { codeFromRow } from './code-store.js';
-import type { AffiliateCode, AffiliateStats, AffiliateStatsSource, TraderStats } from './ports.js';
+import type { AffiliateCode, AffiliateStats, AffiliateStatsSource, TraderStats } from '../../providers/ports/affiliate.js';
 import { affiliateTotals, traderRewards, usd, type TraderVolume } from './reward-math.js';
 
 interface VolumeRow {

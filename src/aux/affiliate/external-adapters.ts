@@ -14,7 +14,7 @@ import { CmsAffiliateCodes } from '../../providers/cms-affiliates.js';
 import type { FetchLike } from '../../providers/provider-http.js';
 import { DatabaseCodeStore } from './code-store.js';
 import { MirroredCodeStore } from './mirrored-code-store.js';
-import type { AffiliateCodeStore, AffiliateStats, AffiliateStatsSource, TraderStats } from './ports.js';
+import type { AffiliateCodeStore, AffiliateStats, AffiliateStatsSource, TraderStats } from '../../providers/ports/affiliate.js';
 import { termsFromConfig } from './terms.js';
 
 export interface ExternalAffiliateAdapters {

@@ -19,7 +19,7 @@ import { AffiliateService } from './affiliate-service.js';
 import { AffiliateSync, type AffiliateSyncChain } from './affiliate-sync.js';
 import { DatabaseCodeStore } from './code-store.js';
 import { ComputedAffiliateStats } from './computed-stats.js';
-import type { AffiliateCodeStore, AffiliateStatsSource } from './ports.js';
+import type { AffiliateCodeStore, AffiliateStatsSource } from '../../providers/ports/affiliate.js';
 import { termsFromConfig } from './terms.js';
 
 export { termsFromConfig } from './terms.js';

@@ -6,7 +6,7 @@
  */
 import type { Address } from 'viem';
 import type { DatabaseCodeStore } from './code-store.js';
-import type { AffiliateCode, AffiliateCodeStore, NewAffiliateCode, RegisterOutcome } from './ports.js';
+import type { AffiliateCode, AffiliateCodeStore, NewAffiliateCode, RegisterOutcome } from '../../providers/ports/affiliate.js';
 
 export class MirroredCodeStore implements AffiliateCodeStore {
   readonly name: string;

@@ -8,7 +8,7 @@
  *   traderRewards(terms, { firstTradeAt, lastTradeAt, windowVolume: 600, totalVolume: 600 }, now)
  *   // with triggerVolume 250: { eligibleVolume: 600, rewards: 2, leftToNextReward: 150, ... }
  */
-import type { AffiliateTerms } from './ports.js';
+import type { AffiliateTerms } from '../../providers/ports/affiliate.js';
 
 const DAY_MS = 86_400_000;
 /** a trader counts as active with a trade this recent (and still inside the time cap) */

@@ -1,6 +1,6 @@
 /** The configured reward terms, as copied onto each new code. */
 import type { AffiliateConfig } from '../../config/config.js';
-import type { AffiliateTerms } from './ports.js';
+import type { AffiliateTerms } from '../../providers/ports/affiliate.js';
 
 export function termsFromConfig(c: AffiliateConfig): AffiliateTerms {
   return {

@@ -30,20 +30,14 @@
  *   watch.close();
  */
 import type { Address } from 'viem';
-import type { BlockHead, BlockListener } from '../../chain/block-feed.js';
-import type { BalanceAndAllowance, OwnerToken, ReadOptions } from '../../chain/reader.js';
+import type { BlockHead } from '../../chain/block-feed.js';
+import type { OwnerToken } from '../../chain/reader.js';
 import { NATIVE_TOKEN, type TokenValues } from './balance-entry.js';
-import { MulticallPairReader, type ChainReaderLike } from './pair-multicall.js';
+import { MulticallPairReader, type ChainReaderLike, type PairReader } from './pair-multicall.js';
+
+export type { PairReader } from './pair-multicall.js';
 import { ReplicaSync, type ReplicaOptions, type SharedValue } from './replica-sync.js';
 
-/** What the stream needs from a chain (ChainReader provides it). */
-export interface PairReader {
-  balancesAndAllowances(pairs: OwnerToken[], spender: Address, options?: ReadOptions): Promise<BalanceAndAllowance[]>;
-  onBlock(listener: BlockListener, signal?: AbortSignal): () => void;
-  blockNumber(): Promise<bigint>;
-  /** the pairs of `tokens` whose balance or `spender` allowance blocks fromBlock..toBlock can have changed (from logs) */
-  changedPairs?(tokens: readonly Address[], spender: Address, fromBlock: bigint, toBlock: bigint): Promise<OwnerToken[]>;
-}
 
 export interface StreamLogger {
   info(obj: object, msg?: string): void;

@@ -16,7 +16,15 @@ import type { BlockListener } from '../../chain/block-feed.js';
 import { MULTICALL3_ADDRESS, type ChainClient } from '../../chain/client.js';
 import type { BalanceAndAllowance, OwnerToken, ReadOptions } from '../../chain/reader.js';
 import { NATIVE_TOKEN } from './balance-entry.js';
-import type { PairReader } from './balance-stream.js';
+
+/** What the balance stream needs from a chain (ChainReader provides it, through MulticallPairReader). */
+export interface PairReader {
+  balancesAndAllowances(pairs: OwnerToken[], spender: Address, options?: ReadOptions): Promise<BalanceAndAllowance[]>;
+  onBlock(listener: BlockListener, signal?: AbortSignal): () => void;
+  blockNumber(): Promise<bigint>;
+  /** the pairs of `tokens` whose balance or `spender` allowance blocks fromBlock..toBlock can have changed (from logs) */
+  changedPairs?(tokens: readonly Address[], spender: Address, fromBlock: bigint, toBlock: bigint): Promise<OwnerToken[]>;
+}
 
 /** aggregate3((address,bool,bytes)[]) */
 const AGGREGATE3 = '82ad56cb';

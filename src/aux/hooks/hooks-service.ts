@@ -11,6 +11,9 @@
 import type { Kysely } from 'kysely';
 import { toHex } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
+import type { ExternalHooksSource, HookRow, HooksQuery } from '../../providers/ports/hooks.js';
+
+export type { ExternalHooksSource, HookRow, HooksQuery } from '../../providers/ports/hooks.js';
 
 /** The reference's periods and their length in seconds (months as 30 days). */
 export const HOOK_PERIODS: Readonly<Record<string, number>> = {
@@ -25,38 +28,6 @@ export const HOOK_PERIODS: Readonly<Record<string, number>> = {
 
 /** The reference's blockchain names and their chain ids. */
 export const REFERENCE_BLOCKCHAINS: Readonly<Record<string, number>> = { mainnet: 1, arbitrum: 42161, avalanche: 43114, base: 8453, gnosis: 100, polygon: 137 };
-
-/** One executed hook, as the reference row (null where unknown). */
-export interface HookRow {
-  environment: string;
-  /** ISO 8601 UTC */
-  block_time: string;
-  is_bridging: boolean;
-  success: boolean;
-  app_code: string | null;
-  destination_chain_id: string | null;
-  destination_token_address: string | null;
-  hook_type: 'pre' | 'post';
-  app_id: string | null;
-  target: string;
-  gas_limit: number;
-  app_hash: string | null;
-  tx_hash: string;
-}
-
-export interface HooksQuery {
-  blockchain: string;
-  period: string;
-  limit: number;
-  offset: number;
-  /** how long an external query may take (ms) */
-  maxWaitTimeMs: number;
-}
-
-/** Hooks from an external analytics provider, for networks we do not index ourselves. */
-export interface ExternalHooksSource {
-  hooks(query: HooksQuery): Promise<HookRow[]>;
-}
 
 /** A query the service cannot answer: unknown blockchain or period (400). */
 export class HooksQueryError extends Error {

@@ -34,7 +34,7 @@ import { OrderBookUsdPrice } from '../../providers/orderbook-price.js';
 import type { FetchLike } from '../../providers/provider-http.js';
 import { IndexedTokenHolders } from './holders/indexed-holders.js';
 import { TopHoldersService } from './holders/top-holders-service.js';
-import type { HoldersQuery, MarketSamplesQuery, PoolQuery, PoolSource, TokenHolderSource, UsdPriceQuery, UsdPriceSource, MarketSamplesSource } from './ports.js';
+import type { HoldersQuery, MarketSamplesQuery, PoolQuery, PoolSource, TokenHolderSource, UsdPriceQuery, UsdPriceSource, MarketSamplesSource } from '../../providers/ports/market.js';
 import { AmmUsdPrice } from './prices/amm-usd-price.js';
 import { UsdPriceService } from './prices/usd-price-service.js';
 import { IndexedMarketSamples } from './slippage/indexed-samples.js';

@@ -19,7 +19,7 @@ export {
   type MarketTtls,
 } from './build-services.js';
 export { MarketError, type MarketErrorKind } from './market-error.js';
-export type { HoldersQuery, MarketSamples, MarketSamplesQuery, MarketSamplesSource, PoolQuery, PoolRecord, PoolSource, PricePoint, TokenHolder, TokenHolderSource, UsdPriceQuery, UsdPriceSource } from './ports.js';
+export type { HoldersQuery, MarketSamples, MarketSamplesQuery, MarketSamplesSource, PoolQuery, PoolRecord, PoolSource, PricePoint, TokenHolder, TokenHolderSource, UsdPriceQuery, UsdPriceSource } from '../../providers/ports/market.js';
 export { UsdPriceService, NATIVE_PLACEHOLDER } from './prices/usd-price-service.js';
 export { TopHoldersService } from './holders/top-holders-service.js';
 export { SlippageService, type SlippageParams, type VolatilityDetails } from './slippage/slippage-service.js';

@@ -23,7 +23,7 @@ import type { HttpServer } from '../../http/server.js';
 import { MAX_BODY_LIMIT, sendJson } from '../../http/server.js';
 import { parseChainParam } from '../../protocol/networks.js';
 import { MARKET_ERROR_STATUS, MarketError } from './market-error.js';
-import { MAX_HOLDERS } from './ports.js';
+import { MAX_HOLDERS } from '../../providers/ports/market.js';
 import type { MarketServices } from './build-services.js';
 import type { SlippageParams } from './slippage/slippage-service.js';
 import { MAX_POOLS } from './yield/yield-service.js';

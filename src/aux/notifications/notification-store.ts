@@ -4,9 +4,10 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Address } from 'viem';
-import { toBytes, toHex } from '../../db/codec.js';
+import { toBytes } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
 import type { OutgoingNotification } from '../../notify/channels/channel.js';
+import { rowToOutgoing } from '../../notify/outbox/notification-row.js';
 import type { ProducedNotification } from './notification-types.js';
 
 const CHUNK = 1000;
@@ -61,20 +62,6 @@ export async function insertNotifications(trx: Transaction<DB>, notifications: P
     deliveries += Number(result.numAffectedRows ?? 0n);
   }
   return { inserted, deliveries };
-}
-
-interface NotificationRow {
-  id: string;
-  account: Uint8Array;
-  type: string;
-  message: string;
-  metadata: unknown;
-  created_at: Date | string;
-}
-
-export function rowToOutgoing(row: NotificationRow): OutgoingNotification {
-  const metadata = typeof row.metadata === 'string' ? (JSON.parse(row.metadata) as Record<string, unknown>) : (row.metadata as Record<string, unknown>);
-  return { id: row.id, account: toHex(row.account), type: row.type, message: row.message, timestamp: new Date(row.created_at).toISOString(), metadata };
 }
 
 /** The account's notifications of every network, newest first. */

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { rowToOutgoing } from '../../aux/notifications/notification-store.js';
+import { rowToOutgoing } from './notification-row.js';
 import type { ChannelName, DeliveryTarget, OutgoingNotification } from '../channels/channel.js';
 
 export interface DeliveryKey {

@@ -5,7 +5,7 @@
  */
 import type { Address, Hex } from 'viem';
 import { SignatureError, orderDomain, recoverCancellationSigner } from '../../protocol/index.js';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import type { OrderRepository, StoredOrder } from './order-repository.js';
 import { isFullyExecuted, isInvalidated } from './order-status.js';
 

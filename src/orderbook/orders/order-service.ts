@@ -22,7 +22,7 @@ import {
   type AppDataDocument,
   type Order,
 } from '../../protocol/index.js';
-import { OrderBookError, isOrderBookError } from '../order-book-error.js';
+import { OrderBookError, isOrderBookError } from '../../protocol/order-book-error.js';
 import { checkNotDenyListed, checkTokenPair, checkTokensServed, checkValidTo } from '../order-rules.js';
 import type { AppDataService } from '../app-data.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import { BestOfEstimators, ExternalOrderBookEstimator, ProviderUnavailableError } from './external-orderbook-estimator.js';
 import type { TradeEstimator } from './trade-estimator.js';
 

@@ -4,7 +4,7 @@
  * else (timeout, 5xx, junk) is a provider failure, which the combinator below treats as "no answer".
  */
 import type { Address } from 'viem';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import type { TradeEstimate, TradeEstimateRequest, TradeEstimator } from './trade-estimator.js';
 
 export class ProviderUnavailableError extends Error {

@@ -6,7 +6,7 @@
  * block's reserves with the router's own math instead: no eth_call per quote.
  */
 import { BaseError, ContractFunctionRevertedError, parseAbi, type Address, type PublicClient } from 'viem';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import type { TradeEstimate, TradeEstimateRequest, TradeEstimator } from './trade-estimator.js';
 import { amountsIn, amountsOut, type PoolReserves } from './pool-reserves.js';
 

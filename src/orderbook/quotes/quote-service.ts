@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf } from '../../protocol/index.js';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import { checkNotDenyListed, checkTokenPair, checkTokensServed, checkValidTo } from '../order-rules.js';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toNumeric } from '../../db/codec.js';

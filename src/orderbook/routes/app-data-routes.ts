@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Hex } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { sendJson, MAX_BODY_LIMIT } from '../../http/server.js';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import { Hex32, errorResponses } from '../schemas.js';
 import type { OrderBookRouteContext } from './context.js';
 

@@ -7,12 +7,14 @@ import type { CancellationService } from '../orders/cancellation-service.js';
 import type { TradeService } from '../trades/trade-service.js';
 import type { QuoteService } from '../quotes/quote-service.js';
 import type { NativePriceSource } from '../pricing/trade-estimator.js';
-import type { AuctionReads } from './auction-routes.js';
 
 export interface CompetitionStatusBody {
   type: 'open' | 'scheduled' | 'active' | 'solved' | 'executing' | 'traded' | 'cancelled';
   value?: Array<{ solver: string; executedAmounts?: { sell: string; buy: string } }>;
 }
+
+/** Where an order stands in the solver competition (null: unknown order); the auction layer provides it. */
+export type CompetitionStatusOf = (uid: Hex) => Promise<CompetitionStatusBody | null>;
 
 export interface OrderBookNetworkServices {
   appData: AppDataService;
@@ -22,9 +24,7 @@ export interface OrderBookNetworkServices {
   quotes: QuoteService;
   nativePrices: NativePriceSource;
   /** GET /orders/{uid}/status: where the order is in the competition (null: unknown order) */
-  competitionStatus(uid: Hex): Promise<CompetitionStatusBody | null>;
-  /** the current auction and stored solver competitions */
-  auctionReads: AuctionReads;
+  competitionStatus: CompetitionStatusOf;
 }
 
 export interface OrderBookRouteContext {

@@ -7,13 +7,11 @@ import type { OrderBookRouteContext } from './context.js';
 import { registerAppDataRoutes } from './app-data-routes.js';
 import { registerOrderRoutes } from './order-routes.js';
 import { registerQuoteRoutes } from './quote-routes.js';
-import { registerAuctionRoutes } from './auction-routes.js';
 
 export function registerOrderBookRoutes(server: HttpServer, ctx: OrderBookRouteContext): void {
   registerAppDataRoutes(server, ctx);
   registerOrderRoutes(server, ctx);
   registerQuoteRoutes(server, ctx);
-  registerAuctionRoutes(server, ctx.services.auctionReads);
 }
 
 export type { OrderBookRouteContext } from './context.js';

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { Address, Hex } from 'viem';
 import type { HttpServer } from '../../http/server.js';
 import { ORDERBOOK_BODY_LIMIT, rateLimitFor, sendJson } from '../../http/server.js';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 import { Address as AddressSchema, BuyTokenBalance, DecimalAmount, EcdsaScheme, Hex32, HexBytes, OrderKind, OrderUid, SellTokenBalance, SigningScheme, errorResponses } from '../schemas.js';
 import { MAX_CANCELLATION_UIDS } from '../orders/cancellation-service.js';
 import type { OrderBookRouteContext } from './context.js';

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toHex } from '../../db/codec.js';
-import { OrderBookError } from '../order-book-error.js';
+import { OrderBookError } from '../../protocol/order-book-error.js';
 
 export interface TradeFilter {
   owner?: Address;

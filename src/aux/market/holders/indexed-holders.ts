@@ -12,7 +12,7 @@ import type { Address } from 'viem';
 import { toBytes } from '../../../db/codec.js';
 import type { DB } from '../../../db/schema.js';
 import { topTokenHolders } from '../../../chain/indexer/holder-queries.js';
-import { MAX_HOLDERS, type HoldersQuery, type TokenHolder, type TokenHolderSource } from '../ports.js';
+import { MAX_HOLDERS, type HoldersQuery, type TokenHolder, type TokenHolderSource } from '../../../providers/ports/market.js';
 
 export interface IndexedTokenHoldersOptions {
   db: Kysely<DB>;

@@ -9,7 +9,7 @@ import type { Address } from 'viem';
 import { SourcesUnavailableError } from '../../../providers/data-source.js';
 import type { FallbackSource } from '../../../providers/fallback.js';
 import { MarketError } from '../market-error.js';
-import { MAX_HOLDERS, type HoldersQuery, type TokenHolder } from '../ports.js';
+import { MAX_HOLDERS, type HoldersQuery, type TokenHolder } from '../../../providers/ports/market.js';
 
 export interface TopHoldersServiceOptions {
   chainId: number;

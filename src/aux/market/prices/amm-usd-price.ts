@@ -16,7 +16,7 @@
  */
 import type { Address } from 'viem';
 import type { NativePriceSource } from '../../../orderbook/pricing/trade-estimator.js';
-import type { UsdPriceQuery, UsdPriceSource } from '../ports.js';
+import type { UsdPriceQuery, UsdPriceSource } from '../../../providers/ports/market.js';
 
 export interface AmmUsdPriceOptions {
   /** native prices from pool reserves (share the order book's AmmNativePrice to share its cache) */

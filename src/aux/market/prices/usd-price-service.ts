@@ -11,7 +11,7 @@ import type { Address } from 'viem';
 import { SourcesUnavailableError } from '../../../providers/data-source.js';
 import type { FallbackSource } from '../../../providers/fallback.js';
 import { MarketError } from '../market-error.js';
-import type { UsdPriceQuery } from '../ports.js';
+import type { UsdPriceQuery } from '../../../providers/ports/market.js';
 
 /** CoW Protocol's placeholder for the native asset. */
 export const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address;

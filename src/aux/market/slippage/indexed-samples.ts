@@ -18,7 +18,7 @@ import type { Address } from 'viem';
 import type { DB } from '../../../db/schema.js';
 import { bucketedReserves, type Reserves } from '../indexed-pools.js';
 import { PoolGraph, hopReserves, type RouteHop } from '../pool-graph.js';
-import type { MarketSamples, MarketSamplesQuery, MarketSamplesSource, PricePoint } from '../ports.js';
+import type { MarketSamples, MarketSamplesQuery, MarketSamplesSource, PricePoint } from '../../../providers/ports/market.js';
 
 export interface IndexedMarketSamplesOptions {
   db: Kysely<DB>;

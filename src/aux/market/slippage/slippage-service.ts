@@ -16,7 +16,7 @@ import { SourcesUnavailableError } from '../../../providers/data-source.js';
 import type { FallbackSource } from '../../../providers/fallback.js';
 import { MarketError } from '../market-error.js';
 import { PoolGraph, hopReserves } from '../pool-graph.js';
-import type { MarketSamples, MarketSamplesQuery, PricePoint } from '../ports.js';
+import type { MarketSamples, MarketSamplesQuery, PricePoint } from '../../../providers/ports/market.js';
 import { NATIVE_PLACEHOLDER } from '../prices/usd-price-service.js';
 import { exactInImpact, exactOutImpact } from './price-impact.js';
 import { pairVolatility, recommendSlippage, seriesStats, type SlippageBreakdown } from './volatility.js';

@@ -24,7 +24,7 @@
  *     sellAmount first).
  *   slippageBps = clamp(ceil((v·h·p + impact·p + fee share / 2) · 10 000), 0, 10 000).
  */
-import type { MarketSamples, PricePoint } from '../ports.js';
+import type { MarketSamples, PricePoint } from '../../../providers/ports/market.js';
 
 export const REFERENCE_STEP_MS = 300_000;
 export const MAX_SLIPPAGE_BPS = 10_000;

@@ -19,7 +19,7 @@ import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
 import type { DB } from '../../../db/schema.js';
 import { latestReserves, listPools, swapTotals } from '../indexed-pools.js';
-import type { PoolQuery, PoolRecord, PoolSource } from '../ports.js';
+import type { PoolQuery, PoolRecord, PoolSource } from '../../../providers/ports/market.js';
 
 export const UNISWAP_V2_FEE_PERCENT = 0.3;
 const DAY_MS = 86_400_000;

@@ -12,7 +12,7 @@
  */
 import type { Address } from 'viem';
 import { MarketError } from '../market-error.js';
-import type { PoolQuery, PoolRecord, PoolSource } from '../ports.js';
+import type { PoolQuery, PoolRecord, PoolSource } from '../../../providers/ports/market.js';
 import { roundTo6 } from './indexed-pool-stats.js';
 
 export const MAX_POOLS = 1000;

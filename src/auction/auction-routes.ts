@@ -6,12 +6,12 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Hex } from 'viem';
-import type { HttpServer } from '../../http/server.js';
-import { sendJson } from '../../http/server.js';
-import { OrderBookError } from '../order-book-error.js';
-import { Hex32, errorResponses } from '../schemas.js';
-import type { AuctionStore } from '../../auction/auction-store.js';
-import { competitionV1, competitionV2, type CompetitionStore, type StoredCompetition } from '../../auction/competition-store.js';
+import type { HttpServer } from '../http/server.js';
+import { sendJson } from '../http/server.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
+import { Hex32, errorResponses } from '../orderbook/schemas.js';
+import type { AuctionStore } from './auction-store.js';
+import { competitionV1, competitionV2, type CompetitionStore, type StoredCompetition } from './competition-store.js';
 
 export interface AuctionReads {
   auctions: AuctionStore;

@@ -4,7 +4,7 @@
  * `fallback([cached(firstParty, ...), cached(external, ...)])` per port.
  */
 import type { Address } from 'viem';
-import type { DataSource } from '../../providers/data-source.js';
+import type { DataSource } from '../data-source.js';
 
 // ---- USD prices ----------------------------------------------------------------------------------------
 
