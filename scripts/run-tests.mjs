@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), after a type check.
 // Usage: npm test [-- <path filter> ...]   e.g. `npm test -- src/protocol`
+// Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
+// TEST_TIMEOUT_MS (default 180 s; scripts/test-limits.mjs), and each file TEST_FILE_TIMEOUT_MS (default 30 min: a
+// file whose process stays up after its tests, e.g. on a leaked handle, is stopped and reported).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +26,8 @@ if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
   if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }
 }
 
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+const limits = new URL('./test-limits.mjs', import.meta.url).href;
+const fileLimit = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 30 * 60_000);
+const args = ['--import', 'tsx', '--import', limits, '--test', `--test-timeout=${fileLimit}`, '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
 const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
 process.exit(run.status ?? 1);
