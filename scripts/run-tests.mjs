@@ -4,7 +4,8 @@
 // Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
 // TEST_TIMEOUT_MS (default 180 s; scripts/test-limits.mjs), and each file TEST_FILE_TIMEOUT_MS (default 30 min: a
 // file whose process stays up after its tests, e.g. on a leaked handle, is stopped and reported).
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -29,5 +30,8 @@ if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
 const limits = new URL('./test-limits.mjs', import.meta.url).href;
 const fileLimit = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 30 * 60_000);
 const args = ['--import', 'tsx', '--import', limits, '--test', `--test-timeout=${fileLimit}`, '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
-const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+// shared by the run's test processes: each missing service is probed and reported once (test/fixtures/required-services.ts)
+const runDir = mkdtempSync(join(tmpdir(), 'bb-test-run-'));
+const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });
+rmSync(runDir, { recursive: true, force: true });
 process.exit(run.status ?? 1);

@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../src/chain/devnet/index.js';
+import { skipUnless } from './fixtures/required-services.js';
+const pgrepSkip = await skipUnless('pgrep');
 
 const root = new URL('..', import.meta.url).pathname;
 /** `npm start`: the launcher that runs the compiled dist/ (built in `before` when stale, as it would itself) */
@@ -98,7 +100,7 @@ describe('npm start', () => {
     }
   });
 
-  it('says so and stops when the devnet (anvil) dies, rather than serving a dead chain', async () => {
+  it('says so and stops when the devnet (anvil) dies, rather than serving a dead chain', { skip: pgrepSkip }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bb-start-kill-'));
     try {
       const devnetPort = await findFreePort();
