@@ -4,7 +4,7 @@
 // Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
 // TEST_TIMEOUT_MS (default 180 s; scripts/test-limits.mjs), and each file TEST_FILE_TIMEOUT_MS (default 30 min: a
 // file whose process stays up after its tests, e.g. on a leaked handle, is stopped and reported).
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -25,6 +25,14 @@ if (files.length === 0) { console.error('no test files matched'); process.exit(1
 if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
   const tc = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
   if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }
+}
+
+// files that run the built node (dist/): build it once for the run, before any of them starts (scripts/build.mjs
+// replaces files atomically), rather than each file racing to rebuild it
+const needsDist = files.filter((f) => /scripts\/build\.mjs|fixtures\/real-chain\.js/.test(readFileSync(f, 'utf8')));
+if (needsDist.length > 0) {
+  const { distIsCurrent } = await import('./build-fingerprint.mjs');
+  if (!distIsCurrent()) await (await import('./build.mjs')).build({ compiler: 'esbuild' });
 }
 
 const limits = new URL('./test-limits.mjs', import.meta.url).href;
