@@ -16,6 +16,7 @@ import { benchSimulation } from './simulation.js';
 import { benchFulfilment } from './fulfilment.js';
 import { benchSolverEngines } from './solver-engines.js';
 import { benchKitStart } from './kit-start.js';
+import { benchIndexer } from './indexer.js';
 import type { Figure } from './figure.js';
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
@@ -32,6 +33,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['fulfilment', benchFulfilment],
   ['solver-engines', benchSolverEngines],
   ['kit-start', benchKitStart],
+  ['indexer', benchIndexer],
 ];
 
 async function main() {

@@ -6,9 +6,14 @@
 // `build({ compiler: 'esbuild' })` is what `npm start` uses when dist/ is stale: the same files, transpiled one
 // by one (the code base is `isolatedModules`, so the output is equivalent) in about a second instead of tsc's
 // half a minute; type errors are caught by `npm run typecheck` / `npm test`, not at start.
+//
+// Atomic per file: everything is compiled into a staging directory (dist/.staging-<pid>-…) and each file is then
+// renamed over its place in dist/, so a node starting meanwhile (another test, `npm start`) never loads a half-written
+// file; the fingerprint is removed first and written last, so an interrupted build is seen as stale.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import { buildFingerprint, BUILD_STAMP, RUNTIME_ASSETS, root } from './build-fingerprint.mjs';
 
@@ -20,11 +25,11 @@ function sourceFiles() {
     .map((e) => join(e.parentPath ?? e.path, e.name));
 }
 
-async function compileWithEsbuild() {
+async function compileWithEsbuild(outdir) {
   const esbuild = await import('esbuild');
   await esbuild.build({
     entryPoints: sourceFiles(),
-    outdir: join(root, 'dist'),
+    outdir,
     outbase: join(root, 'src'),
     format: 'esm',
     platform: 'node',
@@ -34,23 +39,36 @@ async function compileWithEsbuild() {
   });
 }
 
-function compileWithTsc() {
-  const run = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+function compileWithTsc(outdir) {
+  // a full build into the staging directory (its own build info: dist/'s would make tsc skip unchanged files)
+  const args = ['-p', join(root, 'tsconfig.build.json'), '--outDir', outdir, '--tsBuildInfoFile', join(outdir, '.tsbuildinfo')];
+  const run = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), ...args], { cwd: root, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`build failed: tsc exited with ${run.status ?? run.signal}`);
 }
 
 export async function build({ compiler = 'tsc' } = {}) {
   const started = Date.now();
   const fingerprint = buildFingerprint();
+  const dist = join(root, 'dist');
+  const staging = join(dist, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
   rmSync(join(root, BUILD_STAMP), { force: true });
-  if (compiler === 'esbuild') await compileWithEsbuild();
-  else compileWithTsc();
-  for (const asset of RUNTIME_ASSETS) {
-    const to = join(root, 'dist', asset.slice('src/'.length));
-    mkdirSync(dirname(to), { recursive: true });
-    cpSync(join(root, asset), to, { recursive: true });
+  try {
+    if (compiler === 'esbuild') await compileWithEsbuild(staging);
+    else compileWithTsc(staging);
+    for (const asset of RUNTIME_ASSETS) cpSync(join(root, asset), join(staging, asset.slice('src/'.length)), { recursive: true });
+    for (const entry of readdirSync(staging, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const from = join(entry.parentPath ?? entry.path, entry.name);
+      const to = join(dist, relative(staging, from));
+      mkdirSync(dirname(to), { recursive: true });
+      renameSync(from, to);
+    }
+    const stamp = join(staging, 'stamp');
+    writeFileSync(stamp, fingerprint + '\n');
+    renameSync(stamp, join(root, BUILD_STAMP));
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
   }
-  writeFileSync(join(root, BUILD_STAMP), fingerprint + '\n');
   process.stderr.write(`built dist/ with ${compiler} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), after a type check.
 // Usage: npm test [-- <path filter> ...]   e.g. `npm test -- src/protocol`
-import { readdirSync } from 'node:fs';
+// Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
+// TEST_TIMEOUT_MS (default 180 s; scripts/test-limits.mjs), and each file TEST_FILE_TIMEOUT_MS (default 30 min: a
+// file whose process stays up after its tests, e.g. on a leaked handle, is stopped and reported).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -23,6 +27,19 @@ if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
   if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }
 }
 
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
-const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+// files that run the built node (dist/): build it once for the run, before any of them starts (scripts/build.mjs
+// replaces files atomically), rather than each file racing to rebuild it
+const needsDist = files.filter((f) => /scripts\/build\.mjs|fixtures\/real-chain\.js/.test(readFileSync(f, 'utf8')));
+if (needsDist.length > 0) {
+  const { distIsCurrent } = await import('./build-fingerprint.mjs');
+  if (!distIsCurrent()) await (await import('./build.mjs')).build({ compiler: 'esbuild' });
+}
+
+const limits = new URL('./test-limits.mjs', import.meta.url).href;
+const fileLimit = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 30 * 60_000);
+const args = ['--import', 'tsx', '--import', limits, '--test', `--test-timeout=${fileLimit}`, '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+// shared by the run's test processes: each missing service is probed and reported once (test/fixtures/required-services.ts)
+const runDir = mkdtempSync(join(tmpdir(), 'bb-test-run-'));
+const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });
+rmSync(runDir, { recursive: true, force: true });
 process.exit(run.status ?? 1);

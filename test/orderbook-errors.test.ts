@@ -12,6 +12,7 @@ import { waitFor } from './fixtures/wait-for.js';
 
 const banned = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
+const DENIED_DAI = '0x78e6B135B2A7f63b281C80e2ff639Eed32E2a81b';
 
 describe('order-book errors (spec §7)', () => {
   let app: TestApp;
@@ -27,8 +28,10 @@ describe('order-book errors (spec §7)', () => {
   };
 
   before(async () => {
-    app = await startTestApp({ BANNED_ADDRESSES: banned.address });
+    app = await startTestApp({ BANNED_ADDRESSES: banned.address, DENIED_TOKENS: DENIED_DAI });
     const d = app.devnet!.describe();
+    // the devnet deploys deterministically: DAI's address is known before the node (and its configuration) starts
+    assert.equal(d.tokens.find((t) => t.symbol === 'DAI')!.address, DENIED_DAI, 'the devnet DAI moved: update DENIED_DAI');
     trader = privateKeyToAccount(d.accounts[0]!.privateKey);
     weth = d.tokens.find((t) => t.symbol === 'WETH')!.address.toLowerCase() as Hex;
     usdc = d.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Hex;
@@ -57,6 +60,12 @@ describe('order-book errors (spec §7)', () => {
     it('UnsupportedToken: not a contract, not an ERC-20, deny-listed', async () => {
       expectError(await quote({ ...baseQuote(), buyToken: '0x000000000000000000000000000000000000dead' }), 400, 'UnsupportedToken');
       expectError(await quote({ ...baseQuote(), buyToken: app.devnet!.deployment.contracts.settlement }), 400, 'UnsupportedToken');
+      // a real ERC-20 with pools, refused only because DENIED_TOKENS names it
+      const denied = await quote({ ...baseQuote(), buyToken: DENIED_DAI });
+      expectError(denied, 400, 'UnsupportedToken');
+      assert.match(denied.body.description, /deny listed/);
+      const served = await quote(baseQuote());
+      assert.equal(served.status, 200, `the same quote for a token not on the list is served: ${JSON.stringify(served.body)}`);
     });
     for (const [what, patch, field] of [
       ['missing from', { from: undefined }, 'from'],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createWalletClient, encodeFunctionData, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestApp, type TestApp } from './fixtures/app.js';
-import { call, makeOrder, nowSeconds, orderBody, signOrder } from './fixtures/orders.js';
+import { call, makeOrder, nowSeconds, orderBody, signOrder, uidOf } from './fixtures/orders.js';
 import { appDataHash, orderCancellationsTypedData, orderDomain, orderTypedData } from '../src/protocol/index.js';
 
 const ERC20 = parseAbi(['function approve(address, uint256) returns (bool)']);
@@ -113,9 +113,7 @@ describe('order-book rules', () => {
       const doc = JSON.stringify({ appCode: 'rules-test' });
       const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 10n ** 15n, validTo: now() + 600, appData: appDataHash(doc) });
       const body = { ...orderBody(order, await signOrder(trader, order), 'eip712', trader.address), appData: JSON.stringify({ appCode: 'another' }), appDataHash: appDataHash(doc) };
-      const res = await submit(body);
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.match(res.body.errorType, /^AppDataHashMismatch$|^AppDataMismatch$/);
+      expectError(await submit(body), 400, 'AppDataHashMismatch');
     });
 
     it('AppdataFromMismatch when app-data metadata.signer is not the order\'s from', async () => {
@@ -127,14 +125,19 @@ describe('order-book rules', () => {
   });
 
   describe('replacement of an order that cannot be replaced', () => {
+    /** the replacing order's uid and app-data hash, for checking what was (not) stored */
+    let last: { uid: Hex; appData: Hex } | undefined;
     async function replace(uid: Hex) {
       const doc = JSON.stringify({ appCode: 'rules-test', metadata: { replacedOrder: { uid } } });
       const order = makeOrder({ sellToken: weth, buyToken: usdc, sellAmount: 2n * 10n ** 15n, validTo: now() + 600, appData: appDataHash(doc) });
+      last = { uid: uidOf(order, trader.address), appData: appDataHash(doc) };
       return submit({ ...orderBody(order, await signOrder(trader, order), 'eip712', trader.address), appData: doc });
     }
 
     it('a missing order: 404 OrderNotFound, nothing stored', async () => {
       expectError(await replace(`0x${'cd'.repeat(56)}` as Hex), 404, 'OrderNotFound');
+      expectError(await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${last!.uid}`), 404, 'NotFound');
+      expectError(await call(app.baseUrl, 'GET', `/devnet/api/v1/app_data/${last!.appData}`), 404, 'NotFound');
     });
 
     it('a cancelled order: AlreadyCancelled', async () => {

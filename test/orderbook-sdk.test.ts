@@ -95,8 +95,8 @@ describe('order book driven by the official SDK', () => {
     const trades = await api.getTrades({ orderUid: a.uid });
     assert.deepEqual(trades, []);
     const status = await api.getOrderCompetitionStatus(a.uid);
-    // upstream: scheduled right after creation, active once in an auction
-    assert.ok(['open', 'scheduled', 'active'].includes(status.type), status.type);
+    // upstream: scheduled right after creation (`created`), active once in an auction; auctions are off here
+    assert.equal(status.type, 'scheduled');
   });
 
   it('answers native prices and the version', async () => {
@@ -185,8 +185,32 @@ describe('orders placed through the SDK settle on the devnet (the node’s own a
     assert.equal((await api.getOrderCompetitionStatus(uid)).type, 'traded');
     const surplus = await api.getTotalSurplus(trader.address);
     assert.ok(BigInt(surplus.totalSurplus ?? '0') > 0n, 'bought more than the 2 % slippage limit');
-    const auction = await fetch(`${app.baseUrl}/devnet/api/v1/auction`);
-    assert.equal(auction.status, 200);
+
+    // the node's own auction: an order that cannot trade (10× the market) is listed with its amounts and both
+    // tokens' prices; the traded one is not
+    const { quote: q2 } = await api.getQuote({ sellToken: dai, buyToken: usdc, from: trader.address, receiver: trader.address, kind: 'sell' as never, sellAmountBeforeFee: String(10n ** 18n) } as never);
+    const waiting = { ...orderWithinSlippage(q2, trader.address), buyAmount: (BigInt(q2.buyAmount) * 10n).toString() };
+    const signedWaiting = await OrderSigningUtils.signOrder(waiting as never, CHAIN_ID as never, trader as never, override);
+    const waitingUid = await api.sendOrder({ ...waiting, signature: signedWaiting.signature, signingScheme: signedWaiting.signingScheme, from: trader.address } as never);
+    type AuctionBody = { id: number; block: number; orders: Array<{ uid: string; sellToken: string; buyToken: string; sellAmount: string; buyAmount: string; owner: string; kind: string }>; prices: Record<string, string> };
+    let auction: AuctionBody | undefined;
+    for (let i = 0; i < 240 && !auction?.orders.some((o) => o.uid === waitingUid); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 250));
+      const res = await fetch(`${app.baseUrl}/devnet/api/v1/auction`);
+      assert.equal(res.status, 200);
+      auction = (await res.json()) as AuctionBody;
+    }
+    const listed = auction!.orders.find((o) => o.uid === waitingUid);
+    assert.ok(listed, `order ${waitingUid} never appeared in the node's auction`);
+    assert.ok(Number.isInteger(auction!.id) && auction!.id > competition.auctionId, `auction ${auction!.id} comes after the settled one (${competition.auctionId})`);
+    assert.ok(auction!.block > 0);
+    assert.deepEqual(
+      [listed.sellToken.toLowerCase(), listed.buyToken.toLowerCase(), listed.sellAmount, listed.buyAmount, listed.owner.toLowerCase(), listed.kind],
+      [dai.toLowerCase(), usdc.toLowerCase(), waiting.sellAmount, waiting.buyAmount, trader.address.toLowerCase(), 'sell'],
+    );
+    assert.ok(!auction!.orders.some((o) => o.uid === uid), 'the traded order is no longer auctioned');
+    const prices = new Map(Object.entries(auction!.prices).map(([token, price]) => [token.toLowerCase(), price]));
+    for (const token of [dai, usdc]) assert.match(prices.get(token.toLowerCase()) ?? '', /^[1-9][0-9]*$/, `a native price for ${token}`);
   });
 
   it('an order selling USDC for native ETH (0xEeee…) settles and pays the owner in ETH; v1 trades page as v2', async () => {

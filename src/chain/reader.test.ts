@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { httpStatus } from './test-errors.js';
 import assert from 'node:assert/strict';
 import { createPublicClient, http, keccak256, maxUint256, stringToHex, toHex, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress, sign } from 'viem/accounts';
@@ -101,7 +102,7 @@ describe('ChainReader against the devnet', () => {
     const wbtc = chain.devnet.deployment.tokens.find((t) => t.symbol === 'WBTC')!;
     proxy.down = true;
     try {
-      await assert.rejects(proxied.tokenMetadata(wbtc.address));
+      await assert.rejects(proxied.tokenMetadata(wbtc.address), httpStatus(503));
     } finally {
       proxy.down = false;
     }
@@ -122,7 +123,7 @@ describe('ChainReader against the devnet', () => {
     assert.equal(await reader.isValidSignature1271(contracts.smartWallet, digest, good, { caller: contracts.settlement }), true);
     proxy.down = true;
     try {
-      await assert.rejects(proxied.isValidSignature1271(contracts.smartWallet, digest, good), 'an outage is not "invalid"');
+      await assert.rejects(proxied.isValidSignature1271(contracts.smartWallet, digest, good), httpStatus(503), 'an outage is not "invalid"');
     } finally {
       proxy.down = false;
     }
@@ -147,12 +148,12 @@ describe('ChainReader against the devnet', () => {
     assert.equal(proxy.counts.failed - failedBefore, 2);
 
     proxy.failNext(5, 502);
-    await assert.rejects(proxied.blockNumber());
+    await assert.rejects(proxied.blockNumber(), httpStatus(502));
     assert.equal(proxy.counts.failed - failedBefore, 5, 'first attempt + 2 retries');
     proxy.failNext(0);
 
     proxy.failNext(3, 400);
-    await assert.rejects(proxied.blockNumber());
+    await assert.rejects(proxied.blockNumber(), httpStatus(400));
     assert.equal(proxy.counts.failed - failedBefore, 6, 'a 400 is not retried');
     proxy.failNext(0);
   });

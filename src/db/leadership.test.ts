@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestPostgres } from '../../test/fixtures/databases.js';
 import { skipUnless } from '../../test/fixtures/required-services.js';
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { waitFor } from '../../test/fixtures/wait-for.js';
 import { runAsLeader } from './leadership.js';
 
@@ -28,8 +29,17 @@ describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await 
       const b = new AbortController();
       const ra = start('a', a);
       assert.ok(await until(() => leading.has('a')));
+      // witness that b really tried: each of its attempts is a new session on this test database (a keeps its one)
+      const monitor = new pg.Client({ connectionString: server.url });
+      await monitor.connect();
+      const sessions = async () => Number((await monitor.query<{ n: string }>('select sessions as n from pg_stat_database where datname = current_database()')).rows[0]!.n);
+      const base = await sessions();
       const rb = start('b', b);
-      await new Promise((r) => setTimeout(r, 400));
+      try {
+        await waitFor('three attempts by b', async () => (await sessions()) >= base + 3, 30_000);
+      } finally {
+        await monitor.end();
+      }
       assert.deepEqual([...leading], ['a'], 'b stands by while a leads');
       a.abort();
       await ra;
@@ -72,7 +82,9 @@ describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await 
       await server.drop();
     }
   });
+});
 
+describe('leadership with the embedded database (no PostgreSQL needed)', () => {
   it('an embedded database always leads', async () => {
     const c = new AbortController();
     let ran = false;

@@ -114,8 +114,8 @@ describe('redis coordination when Redis is down', { skip: redisServerSkip }, () 
       await server.stop();
       await sleep(50);
       // both calls reject while the server is still down: they are not queued until it returns
-      await assert.rejects(c.claim('k2', 'a', 10_000));
-      await assert.rejects(c.setUnion(['x']));
+      await assert.rejects(c.claim('k2', 'a', 10_000), /Stream isn't writeable and enableOfflineQueue options is false/);
+      await assert.rejects(c.setUnion(['x']), /Stream isn't writeable and enableOfflineQueue options is false/);
       await server.start();
       assert.ok(await waitUntilReady(redis, 5_000), 'reconnected');
       assert.equal(await c.claim('k2', 'a', 10_000), true, 'works after reconnection (a fresh server)');
@@ -131,7 +131,7 @@ describe('redis coordination when Redis is down', { skip: redisServerSkip }, () 
     const c = new RedisCoordination(redis, 'x:', { ownsConnection: true });
     try {
       assert.equal(await waitUntilReady(redis, 300), false);
-      await assert.rejects(c.claim('k', 'a', 1000));
+      await assert.rejects(c.claim('k', 'a', 1000), /Stream isn't writeable and enableOfflineQueue options is false/);
     } finally {
       await c.close();
       await closeRedisConnection(redis);

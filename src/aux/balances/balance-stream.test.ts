@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { httpStatus } from '../../chain/test-errors.js';
 import assert from 'node:assert/strict';
 import { createPublicClient, encodeFunctionData, http, maxUint256, parseAbi, parseUnits, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
@@ -212,7 +213,7 @@ describe('BalanceStream against the devnet', () => {
       const stream = newStream({ reader: flaky, onRead: (e) => reads.push(e) });
       const user = freshUser();
       proxy.down = true;
-      await assert.rejects(stream.watch({ user, tokens: [token('USDC')], onChange: () => {} }));
+      await assert.rejects(stream.watch({ user, tokens: [token('USDC')], onChange: () => {} }), httpStatus(503));
       assert.equal(stream.stats().users, 0);
       assert.equal(stream.stats().pairs, 0);
       proxy.down = false;

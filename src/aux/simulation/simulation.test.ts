@@ -25,6 +25,7 @@ import { registerSimulationRoutes } from './routes.js';
 import type { SimulationResultJson, StoredRunJson } from './schemas.js';
 import { createSimulator, type BundleSimulator } from './simulator.js';
 import { SimulationFailedError, SimulationUnavailableError, type Simulator } from './types.js';
+import { skipUnless } from '../../../test/fixtures/required-services.js';
 
 const erc20 = parseAbi([
   'function approve(address spender, uint256 amount) returns (bool)',
@@ -36,6 +37,7 @@ const erc20 = parseAbi([
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const SPENDER = '0x000000000000000000000000000000000000beef' as Address;
 const THIRD = '0x0000000000000000000000000000000000c0ffee' as Address;
+const psSkip = await skipUnless('ps');
 /** anvil forks (`--fork-url`) still running as children of this test process */
 function liveForkCount(): number {
   let children: string;
@@ -108,7 +110,7 @@ describe('simulation API on the devnet', () => {
     await simulator?.stop();
     await database?.close();
     await chain?.stop();
-    assert.equal(liveForkCount(), 0, 'every fork was stopped');
+    if (!psSkip) assert.equal(liveForkCount(), 0, 'every fork was stopped'); // counted with ps
   });
 
   it('simulates approve + transfer from a demo trader without touching the chain', async () => {
@@ -119,16 +121,12 @@ describe('simulation API on the devnet', () => {
     assert.ok(balanceA > amount);
     assert.equal(await read(usdc, 'allowance', [traderA, SPENDER]), 0n);
 
-    const started = performance.now();
     const res = await post(31337, [approve(traderA, SPENDER, amount), transfer(traderA, traderB, amount)]);
-    const ms = performance.now() - started;
     assert.equal(res.statusCode, 200, res.body);
     const result = res.json() as SimulationResultJson;
-    // the same bundle again, now on a pooled fork (reset instead of started)
-    const again = performance.now();
+    // the same bundle again, now on a pooled fork (reset instead of started): the same result (timings: npm run bench simulation)
     const warm = await post(31337, [approve(traderA, SPENDER, amount), transfer(traderA, traderB, amount)]);
     assert.equal(warm.statusCode, 200);
-    console.log(`# 2-transaction bundle: ${ms.toFixed(0)} ms on a new fork, ${(performance.now() - again).toFixed(0)} ms on a pooled fork`);
     assert.deepEqual((warm.json() as SimulationResultJson).cumulativeBalancesDiff, result.cumulativeBalancesDiff);
 
     assert.equal(result.status, true);

@@ -3,7 +3,11 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { AnvilStartError, findFreePort, resolveAnvilBinary, startAnvil } from './anvil-process.js';
 import { startDevnet } from './index.js';
-import { createDevnetRpc } from './rpc.js';
+import { startMarketBot } from './market-bot.js';
+import { createDevnetRpc, RpcError } from './rpc.js';
+
+/** the request found no server (a transport failure, not an HTTP or JSON-RPC error answer) */
+const noAnswer = (err: unknown) => err instanceof RpcError && err.code === undefined && /request to \S+ failed: /.test(err.message);
 
 describe('anvil process', () => {
   it('starts chain 31337 on the given port and stops on SIGTERM with code 0 (idempotent)', async () => {
@@ -15,7 +19,7 @@ describe('anvil process', () => {
     assert.deepEqual(a, { code: 0, signal: null });
     assert.deepEqual(b, a);
     assert.deepEqual(await anvil.exited, a);
-    await assert.rejects(createDevnetRpc(anvil.rpcUrl).request('eth_chainId'));
+    await assert.rejects(createDevnetRpc(anvil.rpcUrl).request('eth_chainId'), noAnswer, 'nothing listens any more');
   });
 
   it('killing anvil resolves `exited`', async () => {
@@ -70,10 +74,19 @@ describe('devnet lifecycle', () => {
     process.kill(devnet.anvilPid, 'SIGKILL');
     const exit = await devnet.exited;
     assert.equal(exit.signal, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && !errors.some((e) => e.startsWith('devnet: the devnet (anvil) exited')); i++) await new Promise((r) => setTimeout(r, 50));
     assert.ok(errors.some((e) => e.startsWith('devnet: the devnet (anvil) exited with code null (signal SIGKILL)')), errors.join('\n'));
     const before = devnet.marketBotStats()!;
-    await new Promise((r) => setTimeout(r, 600));
+    // witness: a bot that still ran at the same rate against the dead node would have failed a few swaps by now
+    const witnessStop = new AbortController();
+    const witness = startMarketBot({ rpcUrl: devnet.rpcUrl, deployment: devnet.deployment, signal: witnessStop.signal, swapsPerMinute: 600, seed: 1 });
+    try {
+      for (let i = 0; i < 600 && witness.stats().errors < 3; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(witness.stats().errors >= 3, 'the witness bot tried');
+    } finally {
+      witnessStop.abort();
+      await witness.done;
+    }
     assert.deepEqual(devnet.marketBotStats(), before, 'the bot no longer works');
     await devnet.stop(); // still fine
   });
@@ -103,6 +116,6 @@ describe('devnet lifecycle', () => {
       startDevnet({ dataDir: null, port, blockTime: 1, activity: false, historyHours: 0, signal: controller.signal }),
       { name: 'AbortError' },
     );
-    await assert.rejects(createDevnetRpc(`http://127.0.0.1:${port}`).request('eth_chainId'));
+    await assert.rejects(createDevnetRpc(`http://127.0.0.1:${port}`).request('eth_chainId'), noAnswer, 'no anvil left on the port');
   });
 });

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeFunctionData, http, parseAbi, createPublicClient, type Address } from 'viem';
+import { ContractFunctionExecutionError, ContractFunctionRevertedError, encodeFunctionData, http, parseAbi, createPublicClient, type Address } from 'viem';
 import { startTestDevnet, type TestDevnet } from '../../chain/test-devnet.js';
 import { createChainClient, type ChainClient } from '../../chain/client.js';
 import { BlockFeed } from '../../chain/block-feed.js';
@@ -62,7 +62,7 @@ describe('pool reserves read once per block, routes in memory (issue 15, point 7
     // more than the pool holds: the router reverts, the in-memory math says no route
     const r = snapshot.get(pairKey(weth, usdc))!;
     const usdcReserve = r.token0 === usdc ? r.reserve0 : r.reserve1;
-    await assert.rejects(client.readContract({ address: router, abi: ROUTER, functionName: 'getAmountsIn', args: [usdcReserve, [weth, usdc]] }));
+    await assert.rejects(client.readContract({ address: router, abi: ROUTER, functionName: 'getAmountsIn', args: [usdcReserve, [weth, usdc]] }), (err) => err instanceof ContractFunctionExecutionError && err.cause instanceof ContractFunctionRevertedError);
     assert.equal(amountsIn(usdcReserve, [weth, usdc], snapshot), null);
     assert.equal(amountsOut(0n, [weth, usdc], snapshot), null);
     // a pair that does not exist
