@@ -267,7 +267,7 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
   // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
   closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
   // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
-  const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
+  const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, baseUrl: config.analyticsApiUrl ?? undefined, timeoutMs: config.outboundTimeoutMs }) : null;
   registerHooksRoutes(server, {
     service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
     logger,
@@ -290,7 +290,7 @@ function registerMarket(w: Wiring, server: HttpServer, { database, networks, ord
           ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
           ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
           ...(config.holderApis.goldRushApiKey ? { goldRush: { apiKey: config.holderApis.goldRushApiKey } } : {}),
-          ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId } } : {}),
+          ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId, baseUrl: config.analyticsApiUrl ?? undefined } } : {}),
         },
       }),
     });

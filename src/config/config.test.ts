@@ -84,6 +84,12 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ANALYTICS_HOOKS_QUERY_ID: '0' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_HOOKS_QUERY_ID: expected an integer/.test(err.message));
   });
 
+  it('reads the analytics provider base URL (ANALYTICS_API_URL, default unset: its public API), rejecting a non-HTTP one', () => {
+    assert.equal(loadConfig({}).analyticsApiUrl, null);
+    assert.equal(loadConfig({ ANALYTICS_API_URL: 'http://127.0.0.1:9999/' }).analyticsApiUrl, 'http://127.0.0.1:9999');
+    assert.throws(() => loadConfig({ ANALYTICS_API_URL: 'ftp://x' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_API_URL:/.test(err.message));
+  });
+
   it('reads the stored simulation runs kept per client (default 100), rejecting zero', () => {
     assert.equal(loadConfig({}).simulationRunsPerClient, 100);
     assert.equal(loadConfig({ SIMULATION_MAX_STORED_RUNS_PER_CLIENT: '5' }).simulationRunsPerClient, 5);

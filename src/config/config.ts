@@ -61,6 +61,8 @@ export interface Config {
    */
   cms: { enabled: boolean; apiKey: string | null; baseUrl: string | null };
   analyticsApiKey: string | null;
+  /** ANALYTICS_API_URL: the analytics provider's base URL (default its public API, https://api.dune.com) */
+  analyticsApiUrl: string | null;
   simulation: { apiKey: string | null; projectName: string | null; orgName: string | null };
   /** SIMULATION_MAX_STORED_RUNS_PER_CLIENT: stored simulation runs kept per client, the newest (default 100) */
   simulationRunsPerClient: number;
@@ -311,6 +313,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     externalQuoteUrl: url(env, 'EXTERNAL_QUOTE_URL', ['http', 'https']),
     cms: { enabled: bool(env, 'CMS_ENABLED', true), apiKey: str(env, 'CMS_API_KEY'), baseUrl: url(env, 'CMS_BASE_URL', ['http', 'https']) },
     analyticsApiKey: str(env, 'ANALYTICS_API_KEY'),
+    analyticsApiUrl: url(env, 'ANALYTICS_API_URL', ['http', 'https'])?.replace(/\/+$/, '') ?? null,
     simulation: {
       apiKey: str(env, 'SIMULATION_API_KEY'),
       projectName: str(env, 'SIMULATION_PROJECT_NAME'),
