@@ -11,15 +11,15 @@
  * 3. records, per chain, the newest indexed block whose trades are all valued (`lastUpdatedAt`).
  */
 import { sql, type Kysely } from 'kysely';
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import { toHex } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
 import { referrerCodeOf } from './affiliate-code.js';
 
 export interface AffiliateSyncChain {
   chainId: number;
-  /** USD value of `atoms` of `token`; null when the token has no price; rejects on transient failures */
-  usdValue(token: Address, atoms: bigint): Promise<number | null>;
+  /** USD value of `atoms` of `token` sold in a trade of that block; null when the token has no price; rejects on transient failures */
+  usdValue(token: Address, atoms: bigint, trade: { blockNumber: number; txHash: Hex | null }): Promise<number | null>;
 }
 
 export interface AffiliateSyncOptions {
@@ -161,8 +161,8 @@ export class AffiliateSync {
     let firstWaiting: number | null = null;
     let after = { block: -1, log: -1 };
     for (;;) {
-      const trades = await sql<{ block_number: number | string; log_index: number | string; owner: Uint8Array; sell_token: Uint8Array; sell_amount: string; block_timestamp: Date | string | null; order_created_at: Date | string | null }>`
-        select t.block_number, t.log_index, t.owner, t.sell_token, t.sell_amount::text as sell_amount, t.block_timestamp, o.created_at as order_created_at
+      const trades = await sql<{ block_number: number | string; log_index: number | string; owner: Uint8Array; sell_token: Uint8Array; sell_amount: string; tx_hash: Uint8Array | null; block_timestamp: Date | string | null; order_created_at: Date | string | null }>`
+        select t.block_number, t.log_index, t.owner, t.sell_token, t.sell_amount::text as sell_amount, t.tx_hash, t.block_timestamp, o.created_at as order_created_at
         from trades t
         left join affiliate_trade_volumes v on v.chain_id = t.chain_id and v.block_number = t.block_number and v.log_index = t.log_index
         left join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid
@@ -174,7 +174,7 @@ export class AffiliateSync {
         const key = `${chain.chainId}:${block}:${trade.log_index}`;
         let value: number | null;
         try {
-          value = await chain.usdValue(toHex(trade.sell_token) as Address, BigInt(trade.sell_amount));
+          value = await chain.usdValue(toHex(trade.sell_token) as Address, BigInt(trade.sell_amount), { blockNumber: block, txHash: trade.tx_hash ? (toHex(trade.tx_hash) as Hex) : null });
           this.failingSince.delete(key);
         } catch (err) {
           const since = this.failingSince.get(key) ?? Date.now();
