@@ -70,6 +70,15 @@ export interface StartOptions {
 }
 
 /** What every wiring step of `startApp` shares: the configuration, the log, the shutdown steps and the abort. */
+/**
+ * The devnet beside real chains, unless DEVNET_EXPOSE=true: its keys are public (the test mnemonic), so nothing of it
+ * is served over HTTP — no order book, no dashboard entry (so no "Trade a CoW" with its keys), no /devnet. It still
+ * runs (indexer, auctions) for the operator's own use through its RPC port.
+ */
+function isHiddenDevnet(network: ChainNetwork, networks: ChainNetwork[], config: Config): boolean {
+  return network.devnet !== null && networks.length > 1 && !config.exposure.devnetExpose;
+}
+
 interface Wiring {
   config: Config;
   logger: Logger;
@@ -230,6 +239,7 @@ async function registerOrderBooks(
       logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
     }, recovery.recover);
     orderBooks.set(network.name, build);
+    if (isHiddenDevnet(network, networks, config)) continue;
     const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
     await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx), { prefix: `/${network.name}` });
     if (network.name === defaultNetwork) await server.register(async (scope) => registerOrderBookRoutes(scope as unknown as HttpServer, ctx));
@@ -254,7 +264,7 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
   const marketChains = registerMarket(w, server, inputs);
 
   // the live dashboard at / (issue 13)
-  registerDashboard(server, { networks, defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
+  registerDashboard(server, { networks: networks.filter((n) => !isHiddenDevnet(n, networks, config)), defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
 
   await registerBalances(w, server, networks);
   registerSimulation(w, server, database, networks);
@@ -397,7 +407,7 @@ function assembleApp(
     urls: {
       base,
       orderBook: Object.fromEntries([
-        ...networks.map((n) => [n.name, `${base}/${n.name}/api/v1`]),
+        ...networks.filter((n) => !isHiddenDevnet(n, networks, config)).map((n) => [n.name, `${base}/${n.name}/api/v1`]),
         ...(defaultNetwork ? [[`default: ${defaultNetwork}`, `${base}/api/v1`]] : []),
       ]),
       docs: `${base}/docs`,
