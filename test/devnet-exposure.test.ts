@@ -9,6 +9,9 @@ import { findFreePort } from '../src/chain/devnet/index.js';
 import { startAnvil, type AnvilProcess } from '../src/chain/devnet/anvil-process.js';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call } from './fixtures/orders.js';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Address } from 'viem';
+import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
 
 describe('devnet next to a real chain', () => {
   let gnosis: AnvilProcess;
@@ -37,5 +40,18 @@ describe('devnet next to a real chain', () => {
     assert.equal((await call(app.baseUrl, 'GET', '/devnet/api/v1/auction')).status, 404);
     const cow = await call(app.baseUrl, 'POST', '/dashboard/api/devnet/trade-a-cow');
     assert.equal(cow.status, 404, JSON.stringify(cow.body));
+  });
+
+  it('an affiliate registration signature counts only on the counting chain: a smart wallet that exists only on the devnet cannot register', async () => {
+    const d = app.devnet!.describe();
+    const owner = privateKeyToAccount(d.accounts.find((a) => a.role === 'trader')!.privateKey);
+    const smartWallet = d.contracts.smartWallet as Address;
+    const signedMessage = await owner.signTypedData(affiliateTypedData('CoW Swap Affiliate', smartWallet, 'DEVNET-ONLY'));
+    const refused = await call(app.baseUrl, 'POST', `/affiliate/${smartWallet}`, { walletAddress: smartWallet, code: 'DEVNET-ONLY', signedMessage });
+    assert.equal(refused.status, 401, JSON.stringify(refused.body));
+    // the positive witness: an EOA's signature verifies on the real chain too
+    const eoaSigned = await owner.signTypedData(affiliateTypedData('CoW Swap Affiliate', owner.address, 'EOA-ANYWHERE'));
+    const ok = await call(app.baseUrl, 'POST', `/affiliate/${owner.address}`, { walletAddress: owner.address, code: 'EOA-ANYWHERE', signedMessage: eoaSigned });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
   });
 });
