@@ -100,14 +100,22 @@ export class AffiliateSync {
     let cursor = Math.min(cursorRow?.block_number === null || cursorRow?.block_number === undefined ? -1 : Number(cursorRow.block_number), covered);
     let bound = 0;
     while (cursor < covered) {
-      const upTo = Math.min(covered, cursor + this.blocksPerPass);
+      // jump over blocks without trades (a chain indexed from a late start block, quiet stretches)
+      const next = await db.selectFrom('trades').select((eb) => eb.fn.min('block_number').as('block')).where('chain_id', '=', chainId).where('block_number', '>', cursor).where('block_number', '<=', covered).executeTakeFirst();
+      if (next?.block === null || next?.block === undefined) {
+        cursor = covered;
+        await this.saveCursor(name, cursor);
+        break;
+      }
+      const from = Number(next.block) - 1;
+      const upTo = Math.min(covered, from + this.blocksPerPass);
       // every trade of the range: a block holds at most what its gas allows, so the range bounds the rows
       const trades = await sql<{ uid: Uint8Array; owner: Uint8Array; created_at: Date | string; full_app_data: Uint8Array }>`
         select o.uid, o.owner, o.created_at, a.full_app_data
         from trades t
         join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid
         join app_data a on a.contract_app_data = o.app_data
-        where t.chain_id = ${chainId} and t.block_number > ${cursor} and t.block_number <= ${upTo}
+        where t.chain_id = ${chainId} and t.block_number > ${from} and t.block_number <= ${upTo}
           and not exists (select 1 from affiliate_bindings b where b.trader = o.owner)
         order by t.block_number, t.log_index`.execute(db);
       for (const order of trades.rows) {
@@ -115,16 +123,20 @@ export class AffiliateSync {
         if (code) bound += await this.bind(order.owner, code, chainId, order.uid, new Date(order.created_at));
       }
       cursor = upTo;
-      await db
-        .insertInto('affiliate_progress')
-        .values({ name, block_number: cursor })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ block_number: cursor, updated_at: new Date() }))
-        .execute();
+      await this.saveCursor(name, cursor);
     }
     if (cursorRow && Number(cursorRow.block_number) > covered) {
       await db.updateTable('affiliate_progress').set({ block_number: covered, updated_at: new Date() }).where('name', '=', name).execute();
     }
     return bound;
+  }
+
+  private async saveCursor(name: string, block: number): Promise<void> {
+    await this.options.db
+      .insertInto('affiliate_progress')
+      .values({ name, block_number: block })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ block_number: block, updated_at: new Date() }))
+      .execute();
   }
 
   private async checkpointOf(chainId: number): Promise<number | null> {
