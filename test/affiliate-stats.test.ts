@@ -1,6 +1,7 @@
 /**
  * Affiliate statistics on the real devnet with the node's own auction loop (issue 10 §3): orders placed with the
- * official SDK carry `metadata.referrer.code`; the first valid one binds its owner; settled trades move the trader
+ * official SDK carry `metadata.referrer.code`; the first valid one to trade binds its owner (an unsigned presign order
+ * posted in someone's name binds nobody); settled trades move the trader
  * and the affiliate statistics by their USD volume; the time cap (devnet time moved two days) and the volume cap
  * bound the eligible volume; recorded payouts reduce the next payout.
  */

@@ -68,6 +68,8 @@ export class LeaseLostError extends Error {
  */
 export async function leaseIsCurrent(trx: Kysely<any>, lease: LeadershipLease | null | undefined): Promise<boolean> {
   if (!lease || lease.epoch === null) return true;
+  // should this session go silent while it holds the row, the server ends it: a new leader never waits for it long
+  await sql`set local idle_in_transaction_session_timeout = 5000`.execute(trx);
   const row = await sql<{ epoch: string }>`select epoch::text as epoch from leadership_epochs where name = ${lease.name} for share`.execute(trx);
   return row.rows[0] !== undefined && BigInt(row.rows[0].epoch) === lease.epoch;
 }
@@ -119,7 +121,7 @@ export async function runAsLeader(options: LeadershipOptions, work: (signal: Abo
       // a dead peer is noticed by the kernel too, not only by the next ping
       keepAlive: true,
       keepAliveInitialDelayMillis: Math.max(1_000, pingTimeoutMs),
-      // no query on this connection waits longer than a ping may (node-postgres then reports an error)
+      // every query on this connection has a client-side timeout (node-postgres then reports an error)
       query_timeout: Math.max(pingTimeoutMs, 5_000),
     });
     const lost = new AbortController();

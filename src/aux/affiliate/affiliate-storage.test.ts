@@ -1,6 +1,6 @@
 /**
  * The affiliate program's storage on both engines: uniqueness of code and wallet under concurrency, the sync's
- * bindings (first valid order wins) and trade values (fixed once, removed with a reorged trade), and the computed
+ * bindings (the first valid order to trade wins; only orders their owner authorised, found by their trades) and trade values (fixed once, removed with a reorged trade), and the computed
  * statistics over them.
  */
 import { after, before, describe, it } from 'node:test';
