@@ -75,6 +75,15 @@ export interface StartOptions {
 }
 
 /** What every wiring step of `startApp` shares: the configuration, the log, the shutdown steps and the abort. */
+/**
+ * The devnet beside real chains, unless DEVNET_EXPOSE=true: its keys are public (the test mnemonic), so nothing of it
+ * is served over HTTP — no order book, no dashboard entry (so no "Trade a CoW" with its keys), no /devnet. It still
+ * runs (indexer, auctions) for the operator's own use through its RPC port.
+ */
+function isHiddenDevnet(network: ChainNetwork, networks: ChainNetwork[], config: Config): boolean {
+  return network.devnet !== null && networks.length > 1 && !config.exposure.devnetExpose;
+}
+
 interface Wiring {
   config: Config;
   logger: Logger;
@@ -242,6 +251,7 @@ async function registerOrderBooks(
       logger.warn({ err: (err as Error).message, chain: network.name }, 'external price estimator failed');
     }, recovery.recover, (orders) => createCompetitionStatus({ chainId: network.chainId, db: database.db, orders, competitions, now }));
     orderBooks.set(network.name, { ...build, auctionReads });
+    if (isHiddenDevnet(network, networks, config)) continue;
     const ctx = { network: { name: network.name, chainId: network.chainId }, services: build.services, rateLimit: config.rateLimit, version };
     const routes = async (scope: unknown) => {
       registerOrderBookRoutes(scope as HttpServer, ctx);
@@ -270,7 +280,7 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
   const marketChains = registerMarket(w, server, inputs);
 
   // the live dashboard at / (issue 13)
-  registerDashboard(server, { networks, defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
+  registerDashboard(server, { networks: networks.filter((n) => !isHiddenDevnet(n, networks, config)), defaultNetwork, orderBooks, markets: marketChains, db: database.db, now: options.now ?? (() => Math.floor(Date.now() / 1000)) });
 
   await registerBalances(w, server, networks);
   registerSimulation(w, server, database, networks);
@@ -283,7 +293,7 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
   // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
   closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
   // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
-  const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, timeoutMs: config.outboundTimeoutMs }) : null;
+  const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, baseUrl: config.analyticsApiUrl ?? undefined, timeoutMs: config.outboundTimeoutMs }) : null;
   registerHooksRoutes(server, {
     service: new HooksService({ db: database.db, served: new Map(networks.map((n) => [n.name, n.chainId])), external: externalHooks, now: options.now }),
     logger,
@@ -306,7 +316,7 @@ function registerMarket(w: Wiring, server: HttpServer, { database, networks, ord
           ...(config.holderApis.moralisApiKey ? { moralis: { apiKey: config.holderApis.moralisApiKey } } : {}),
           ...(config.holderApis.ethplorerApiKey ? { ethplorer: { apiKey: config.holderApis.ethplorerApiKey } } : {}),
           ...(config.holderApis.goldRushApiKey ? { goldRush: { apiKey: config.holderApis.goldRushApiKey } } : {}),
-          ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId } } : {}),
+          ...(config.analyticsYieldQueryId !== null ? { analytics: { yieldQueryId: config.analyticsYieldQueryId, baseUrl: config.analyticsApiUrl ?? undefined } } : {}),
         },
       }),
     });
@@ -413,7 +423,7 @@ function assembleApp(
     urls: {
       base,
       orderBook: Object.fromEntries([
-        ...networks.map((n) => [n.name, `${base}/${n.name}/api/v1`]),
+        ...networks.filter((n) => !isHiddenDevnet(n, networks, config)).map((n) => [n.name, `${base}/${n.name}/api/v1`]),
         ...(defaultNetwork ? [[`default: ${defaultNetwork}`, `${base}/api/v1`]] : []),
       ]),
       docs: `${base}/docs`,

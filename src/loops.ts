@@ -13,7 +13,7 @@ import { indexedFactory, type ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
-import { runAsLeader } from './db/leadership.js';
+import { runAsLeader, type LeadershipLease } from './db/leadership.js';
 import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
 import { AuctionBuilder } from './auction/build-auction.js';
 import { AuctionStore } from './auction/auction-store.js';
@@ -83,6 +83,8 @@ export interface AuctionLoopWiring {
   /** "an order was placed" on this process: the loop then auctions the current head at once (next-block fulfilment) */
   orderPlaced?: ((listener: () => void) => () => void) | null;
   gate?: AuctionGate;
+  /** the leadership the loop runs under: its settlement transactions are recorded only while it is current */
+  lease?: LeadershipLease | null;
 }
 
 function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
@@ -99,7 +101,7 @@ export function defaultSolvers(network: ChainNetwork): Solver[] {
 export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
   const { network, db } = w;
   const chainId = network.chainId;
-  const submissions = new SettlementSubmissions(db, chainId);
+  const submissions = new SettlementSubmissions(db, chainId, w.lease ?? null);
   const builder = new AuctionBuilder({
     chainId,
     db,
@@ -166,7 +168,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
     if (deps.metrics) recordIndexerLag({ indexer, reader: network.reader, chain: network.name, metrics: deps.metrics, signal: deps.signal });
     const leaderLog = { info: (m: string) => log.info(m), warn: (o: object, m?: string) => log.warn(o, m) };
     running.push(
-      runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal) => {
+      runAsLeader({ url: deps.databaseUrl, name: `batchbook:loops:${network.chainId}`, logger: leaderLog, signal: deps.signal }, async (signal, lease) => {
         // real chains: the operator's allow-listed SOLVER_PRIVATE_KEY or none; the devnet: its own solver (synchronously, as before)
         const solverAccount = network.devnet || !deps.auctions.enabled ? undefined : await resolveSolverAccount(network, deps.solverPrivateKey ?? null, leaderLog);
         const auctionLoop = !deps.auctions.enabled || signal.aborted ? null : wireAuctionLoop({
@@ -183,6 +185,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
           solvers: deps.solverEngines?.get(network.name)?.solvers,
           gate: deps.auctionGate,
+          lease,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

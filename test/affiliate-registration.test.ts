@@ -70,6 +70,12 @@ describe('affiliate registration on the devnet', () => {
     const signature = serializeErc6492Signature({ address: factory, data: encodeFunctionData({ abi: factoryArtifact.abi, functionName: 'deploy', args: [owner.address] }), signature: inner });
     // the inner signature alone does not verify (no contract there yet, and it is not the owner's EOA address)
     assert.equal((await register(counterfactual, { walletAddress: counterfactual, code: 'LATER-6492', signedMessage: inner })).status, 401);
+    // the same wrapper with 2 kB of factory calldata (the factory ignores the trailing bytes, so it would verify) is
+    // refused before any chain runs it: anonymous callers cannot make the node execute large factory calls
+    const deployData = encodeFunctionData({ abi: factoryArtifact.abi, functionName: 'deploy', args: [owner.address] });
+    const bloated = serializeErc6492Signature({ address: factory, data: `${deployData}${'00'.repeat(2048)}`, signature: inner });
+    const refused = await register(counterfactual, { walletAddress: counterfactual, code: 'LATER-6492', signedMessage: bloated });
+    assert.deepEqual([refused.status, refused.body], [401, { message: 'Affiliate has invalid signature: signedMessage does not verify for walletAddress' }]);
     const res = await register(counterfactual, { walletAddress: counterfactual, code: 'later-6492', signedMessage: signature });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(await client.getCode({ address: counterfactual }), undefined, 'verification does not deploy it');

@@ -1,6 +1,7 @@
 /**
  * Affiliate statistics on the real devnet with the node's own auction loop (issue 10 §3): orders placed with the
- * official SDK carry `metadata.referrer.code`; the first valid one binds its owner; settled trades move the trader
+ * official SDK carry `metadata.referrer.code`; the first valid one to trade binds its owner (an unsigned presign order
+ * posted in someone's name binds nobody); settled trades move the trader
  * and the affiliate statistics by their USD volume; the time cap (devnet time moved two days) and the volume cap
  * bound the eligible volume; recorded payouts reduce the next payout.
  */
@@ -11,7 +12,7 @@ import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
 import { createPublicClient, createWalletClient, erc20Abi, http, keccak256, maxUint256, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestApp, type TestApp } from './fixtures/app.js';
-import { call } from './fixtures/orders.js';
+import { call, makeOrder, orderBody } from './fixtures/orders.js';
 import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
 import { runAffiliateCommand } from '../scripts/affiliate.js';
 
@@ -135,6 +136,37 @@ describe('affiliate statistics from settled trades', () => {
     assert.ok(Date.parse(stats.lastUpdatedAt) > 0);
     // the affiliate's own order did not bind them
     assert.equal((await call(app.baseUrl, 'GET', `/affiliate/trader-stats/${affiliate.address}`)).status, 404);
+  });
+
+  it('an unsigned presign order posted in a victim\'s name with an attacker\'s code binds nobody; the victim\'s own signed referred order binds the victim within a minute of its trade', async () => {
+    const attacker = privateKeyToAccount(generatePrivateKey());
+    const signedMessage = await attacker.signTypedData(affiliateTypedData('CoW Swap Affiliate', attacker.address, 'ATTACKER'));
+    assert.equal((await call(app.baseUrl, 'POST', `/affiliate/${attacker.address}`, { walletAddress: attacker.address, code: 'ATTACKER', signedMessage })).status, 201);
+    const honest = privateKeyToAccount(generatePrivateKey()); // (another affiliate than FRIENDS, whose figures the next tests check)
+    const honestSigned = await honest.signTypedData(affiliateTypedData('CoW Swap Affiliate', honest.address, 'HONEST'));
+    assert.equal((await call(app.baseUrl, 'POST', `/affiliate/${honest.address}`, { walletAddress: honest.address, code: 'HONEST', signedMessage: honestSigned })).status, 201);
+    const victim = privateKeyToAccount(generatePrivateKey());
+    await rpc('anvil_setBalance', [victim.address, toHex(10n ** 19n)]);
+    await (await app.devnet!.faucet({ address: victim.address, token: 'DAI', amount: '500' })).waitForReceipt();
+    const wallet = createWalletClient({ account: victim, transport: http(app.devnet!.rpcUrl), chain: { id: CHAIN_ID } as never });
+    const hash = await wallet.writeContract({ address: dai, abi: erc20Abi, functionName: 'approve', args: [app.devnet!.describe().contracts.vaultRelayer as Address, maxUint256], chain: null });
+    await createPublicClient({ transport: http(app.devnet!.rpcUrl) }).waitForTransactionReceipt({ hash });
+
+    // the attack: a presign order needs no signature, so anyone may post one with the victim as `from`
+    const attackDoc = referrer('ATTACKER');
+    const attackHash = keccak256(toHex(attackDoc));
+    await sdkFor(attacker).uploadAppData(attackHash, attackDoc);
+    const attackOrder = makeOrder({ sellToken: dai, buyToken: usdc, sellAmount: 10n ** 18n, appData: attackHash });
+    const posted = await call(app.baseUrl, 'POST', '/devnet/api/v1/orders', orderBody(attackOrder, victim.address, 'presign', victim.address));
+    assert.equal(posted.status, 201, JSON.stringify(posted.body));
+
+    // the victim's own order, signed, referred by HONEST, settles
+    const own = await settled(await placeOrder(victim, 100n, referrer('HONEST')));
+    const bound = await until(`/affiliate/trader-stats/${victim.address}`, (b) => b.eligible_volume > 0);
+    assert.equal(bound.bound_referrer_code, 'HONEST', 'bound by the order the victim signed, not the one posted in their name');
+    assert.equal(bound.linked_since, new Date(own.creationDate).toISOString());
+    const attackerStats = (await call(app.baseUrl, 'GET', `/affiliate/affiliate-stats/${attacker.address}`)).body;
+    assert.deepEqual([attackerStats.total_traders, attackerStats.total_volume], [0, 0]);
   });
 
   it('time cap: a trade two days later (devnet time moved) adds to the total volume but not to the eligible volume', async () => {

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import { httpStatus } from './test-errors.js';
 import assert from 'node:assert/strict';
-import { createPublicClient, http, keccak256, maxUint256, stringToHex, toHex, type Address } from 'viem';
-import { generatePrivateKey, privateKeyToAddress, sign } from 'viem/accounts';
+import { readFileSync } from 'node:fs';
+import { createPublicClient, createWalletClient, http, keccak256, maxUint256, stringToHex, toHex, type Abi, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from 'viem/accounts';
 import { BlockFeed, type BlockHead } from './block-feed.js';
 import { createChainClient } from './client.js';
 import { startFaultyRpcProxy, type FaultyRpcProxy } from './faulty-rpc-proxy.js';
-import { ChainReader } from './reader.js';
+import { ChainReader, metadataBytes } from './reader.js';
 import { startTestDevnet, type TestDevnet } from './test-devnet.js';
 import { VAULT_RELAYER_ADDRESS } from '../protocol/contract-addresses.js';
 import { erc20ReadAbi } from './erc20-abi.js';
@@ -96,6 +97,42 @@ describe('ChainReader against the devnet', () => {
     assert.equal(again[0]?.symbol, 'USDC');
     assert.equal(again[1]?.decimals, 6);
     assert.equal(proxy.counts.methods.eth_call ?? 0, calls, 'served from the cache');
+  });
+
+  /** Deploys the tests' HostileToken, whose symbol() and name() return the given texts. */
+  async function deployHostileToken(symbol: string, name: string): Promise<Address> {
+    const artifact = JSON.parse(readFileSync(new URL('../../test/fixtures/artifacts/HostileToken.json', import.meta.url), 'utf8')) as { abi: Abi; bytecode: Hex };
+    const deployer = privateKeyToAccount(chain.devnet.deployment.accounts[0].privateKey);
+    const wallet = createWalletClient({ account: deployer, transport: http(chain.rpcUrl) });
+    const hash = await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args: [symbol, name], chain: null });
+    const receipt = await plain.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    assert.equal(receipt.status, 'success');
+    return receipt.contractAddress!;
+  }
+
+  it('decodes a hostile token\'s texts cut to 64/128 characters, without control, bidi or zero-width characters', async () => {
+    // an 8 kB symbol, a name posing as "USDC" with a right-to-left override, invisible joiners and line breaks
+    const token = await deployHostileToken('X\u200b'.repeat(2_000), '\u202eCDSU\u202c\u200d Official\nClaim at evil.example\u2066\u0007' + 'N'.repeat(500));
+    const metadata = await reader.tokenMetadata(token);
+    assert.ok(metadata);
+    assert.equal(metadata.symbol, 'X'.repeat(64));
+    assert.equal(metadata.name, `CDSU Official Claim at evil.example${'N'.repeat(128 - 35)}`);
+    assert.equal(Array.from(metadata.name!).length, 128);
+    assert.equal(metadata.decimals, 18);
+  });
+
+  it('bounds the metadata cache by bytes: long texts cannot hold more than the budget', async () => {
+    const budget = 3 * metadataBytes({ address: NATIVE, symbol: 'S'.repeat(64), name: 'N'.repeat(128), decimals: 18 });
+    const small = new ChainReader(createChainClient({ chainId: 31337, rpcUrl: chain.rpcUrl, timeoutMs: 10_000 }), { pollingIntervalMs: 200, metadataCacheBytes: budget });
+    const tokens: Address[] = [];
+    for (let i = 0; i < 5; i++) tokens.push(await deployHostileToken(`${i}`.repeat(10_000), `${i}`.repeat(10_000)));
+    for (const [i, token] of tokens.entries()) {
+      assert.equal((await small.tokenMetadata(token))?.symbol, `${i}`.repeat(64));
+      assert.ok(small.metadataCacheUsage.bytes <= budget, `${small.metadataCacheUsage.bytes} > ${budget}`);
+    }
+    assert.equal(small.metadataCacheUsage.entries, 3, 'the oldest entries went to make room');
+    // still served correctly after eviction (read again from the chain)
+    assert.equal((await small.tokenMetadata(tokens[0]))?.name, '0'.repeat(128));
   });
 
   it('does not cache a transport failure as "not a token"', async () => {

@@ -17,7 +17,7 @@ import { erc20ReadAbi } from './erc20-abi.js';
 import { EIP1271_ABI, EIP1271_MAGIC_VALUE } from '../protocol/index.js';
 import { aggregate3, multicall3Abi, type Call3, type CallResult } from './multicall.js';
 import { isTransientRpcError } from './rpc-retry.js';
-import { decodeDecimals, decodeTokenText, decodeUint256 } from './token-text.js';
+import { decodeDecimals, decodeTokenText, decodeUint256, MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from './token-text.js';
 
 /** gas an EIP-1271 `isValidSignature` check may use (a smart-contract wallet needs well under 100k) */
 export const EIP1271_GAS_LIMIT = 1_000_000n;
@@ -66,6 +66,8 @@ export interface ChainReaderOptions {
   pollingIntervalMs?: number;
   /** tokens whose metadata is kept (default 20,000) */
   metadataCacheSize?: number;
+  /** and at most this many bytes of it, as estimated by `metadataBytes` (default 8 MiB) */
+  metadataCacheBytes?: number;
   /** how long "not a token" is remembered (default 10 min; a contract may be deployed there later) */
   notATokenTtlMs?: number;
   logger?: BlockFeedLogger;
@@ -74,6 +76,13 @@ export interface ChainReaderOptions {
 interface CachedMetadata {
   value: TokenMetadata | null;
   expiresAt: number;
+  bytes: number;
+}
+
+/** What one cache entry costs, roughly: UTF-16 texts, the key and the address, and the objects around them. */
+export function metadataBytes(value: TokenMetadata | null): number {
+  const texts = value ? ((value.symbol?.length ?? 0) + (value.name?.length ?? 0)) * 2 : 0;
+  return 2 * 42 * 2 + texts + 160;
 }
 
 const lower = (a: string): Address => a.toLowerCase() as Address;
@@ -86,6 +95,8 @@ export class ChainReader {
   private readonly metadataCache = new Map<string, CachedMetadata>();
   private readonly metadataInFlight = new Map<string, Promise<TokenMetadata | null>>();
   private readonly metadataCacheSize: number;
+  private readonly metadataCacheBytes: number;
+  private metadataCachedBytes = 0;
   private readonly notATokenTtlMs: number;
 
   constructor(
@@ -96,6 +107,7 @@ export class ChainReader {
     this.multicallAddress = options.multicallAddress ?? (client.chain.contracts?.multicall3?.address as Address | undefined) ?? MULTICALL3_ADDRESS;
     this.callsPerMulticall = options.callsPerMulticall ?? 500;
     this.metadataCacheSize = options.metadataCacheSize ?? 20_000;
+    this.metadataCacheBytes = options.metadataCacheBytes ?? 8 * 1024 * 1024;
     this.notATokenTtlMs = options.notATokenTtlMs ?? 10 * 60_000;
     this.blockFeed = options.blockFeed ?? new BlockFeed(client, { pollingIntervalMs: options.pollingIntervalMs, logger: options.logger });
   }
@@ -212,13 +224,27 @@ export class ChainReader {
     );
   }
 
-  private remember(key: string, value: TokenMetadata | null): void {
+  /** Estimated bytes the metadata cache holds now (see `metadataBytes`). */
+  get metadataCacheUsage(): { entries: number; bytes: number } {
+    return { entries: this.metadataCache.size, bytes: this.metadataCachedBytes };
+  }
+
+  private forget(key: string): void {
+    const entry = this.metadataCache.get(key);
+    if (!entry) return;
     this.metadataCache.delete(key);
-    this.metadataCache.set(key, { value, expiresAt: value ? Number.POSITIVE_INFINITY : Date.now() + this.notATokenTtlMs });
-    while (this.metadataCache.size > this.metadataCacheSize) {
+    this.metadataCachedBytes -= entry.bytes;
+  }
+
+  private remember(key: string, value: TokenMetadata | null): void {
+    this.forget(key);
+    const bytes = metadataBytes(value);
+    this.metadataCache.set(key, { value, expiresAt: value ? Number.POSITIVE_INFINITY : Date.now() + this.notATokenTtlMs, bytes });
+    this.metadataCachedBytes += bytes;
+    while (this.metadataCache.size > this.metadataCacheSize || this.metadataCachedBytes > this.metadataCacheBytes) {
       const oldest = this.metadataCache.keys().next().value;
       if (oldest === undefined) break;
-      this.metadataCache.delete(oldest);
+      this.forget(oldest);
     }
   }
 
@@ -237,8 +263,8 @@ export class ChainReader {
       return {
         address,
         decimals: d,
-        symbol: symbol.success ? decodeTokenText(symbol.returnData) : null,
-        name: name.success ? decodeTokenText(name.returnData) : null,
+        symbol: symbol.success ? decodeTokenText(symbol.returnData, MAX_TOKEN_SYMBOL_CHARS) : null,
+        name: name.success ? decodeTokenText(name.returnData, MAX_TOKEN_NAME_CHARS) : null,
       };
     });
   }

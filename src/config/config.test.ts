@@ -84,6 +84,12 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ANALYTICS_HOOKS_QUERY_ID: '0' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_HOOKS_QUERY_ID: expected an integer/.test(err.message));
   });
 
+  it('reads the analytics provider base URL (ANALYTICS_API_URL, default unset: its public API), rejecting a non-HTTP one', () => {
+    assert.equal(loadConfig({}).analyticsApiUrl, null);
+    assert.equal(loadConfig({ ANALYTICS_API_URL: 'http://127.0.0.1:9999/' }).analyticsApiUrl, 'http://127.0.0.1:9999');
+    assert.throws(() => loadConfig({ ANALYTICS_API_URL: 'ftp://x' }), (err: unknown) => err instanceof ConfigError && /^ANALYTICS_API_URL:/.test(err.message));
+  });
+
   it('reads the stored simulation runs kept per client (default 100), rejecting zero', () => {
     assert.equal(loadConfig({}).simulationRunsPerClient, 100);
     assert.equal(loadConfig({ SIMULATION_MAX_STORED_RUNS_PER_CLIENT: '5' }).simulationRunsPerClient, 5);
@@ -120,11 +126,14 @@ describe('configuration', () => {
       AFFILIATE_REWARD_AMOUNT: '10', AFFILIATE_TRIGGER_VOLUME: '1000', AFFILIATE_TIME_CAP_DAYS: '30', AFFILIATE_VOLUME_CAP: '5000',
       AFFILIATE_REVENUE_SPLIT_AFFILIATE_PCT: '40', AFFILIATE_REVENUE_SPLIT_TRADER_PCT: '35', AFFILIATE_REVENUE_SPLIT_DAO_PCT: '25',
       AFFILIATE_DOMAIN_NAME: 'Batchbook Affiliate', ANALYTICS_AFFILIATE_STATS_QUERY_ID: '7', ANALYTICS_TRADER_STATS_QUERY_ID: '8',
+      AFFILIATE_CHAINS: '1, 100,1', AFFILIATE_MIN_LIQUIDITY_USD: '250000', AFFILIATE_MIN_LIQUIDITY_USD_100: '20000',
     }).affiliate;
     assert.deepEqual(c, {
       rewardAmount: 10, triggerVolume: 1000, timeCapDays: 30, volumeCap: 5000, splitAffiliatePct: 40, splitTraderPct: 35, splitDaoPct: 25,
       domainName: 'Batchbook Affiliate', analyticsAffiliateStatsQueryId: 7, analyticsTraderStatsQueryId: 8,
+      chains: [1, 100], minLiquidityUsd: 250_000, minLiquidityUsdByChain: { 100: 20_000 },
     });
+    assert.deepEqual([d.chains, d.minLiquidityUsd, d.minLiquidityUsdByChain], [null, 100_000, {}], 'default: the real chains served (the devnet alone), a $100k floor');
   });
 
   for (const [env, expected] of [
@@ -135,6 +144,8 @@ describe('configuration', () => {
     [{ AFFILIATE_REWARD_AMOUNT: '-1' }, /^AFFILIATE_REWARD_AMOUNT: expected a number/],
     [{ AFFILIATE_VOLUME_CAP: 'lots' }, /^AFFILIATE_VOLUME_CAP: expected a number/],
     [{ ANALYTICS_TRADER_STATS_QUERY_ID: 'x' }, /^ANALYTICS_TRADER_STATS_QUERY_ID: expected an integer/],
+    [{ AFFILIATE_CHAINS: 'mainnet' }, /^AFFILIATE_CHAINS: expected comma-separated chain ids/],
+    [{ AFFILIATE_MIN_LIQUIDITY_USD_1: '-5' }, /^AFFILIATE_MIN_LIQUIDITY_USD_1: expected a number/],
   ] as const) {
     it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
       assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && expected.test(err.message) && !err.message.includes('\n'));

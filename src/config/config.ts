@@ -61,6 +61,8 @@ export interface Config {
    */
   cms: { enabled: boolean; apiKey: string | null; baseUrl: string | null };
   analyticsApiKey: string | null;
+  /** ANALYTICS_API_URL: the analytics provider's base URL (default its public API, https://api.dune.com) */
+  analyticsApiUrl: string | null;
   simulation: { apiKey: string | null; projectName: string | null; orgName: string | null };
   /** SIMULATION_MAX_STORED_RUNS_PER_CLIENT: stored simulation runs kept per client, the newest (default 100) */
   simulationRunsPerClient: number;
@@ -106,6 +108,15 @@ export interface AffiliateConfig {
   /** optional external statistics (with ANALYTICS_API_KEY): saved analytics queries taking an `address` parameter */
   analyticsAffiliateStatsQueryId: number | null;
   analyticsTraderStatsQueryId: number | null;
+  /**
+   * AFFILIATE_CHAINS: chain ids whose trades count for rewards (and on which a registration signature is checked);
+   * null: every real chain served, or the devnet when it is the only chain
+   */
+  chains: number[] | null;
+  /** AFFILIATE_MIN_LIQUIDITY_USD (default 100,000): a token counts only with this much AMM liquidity, in USD */
+  minLiquidityUsd: number;
+  /** AFFILIATE_MIN_LIQUIDITY_USD_<chainId>: the same, for one chain */
+  minLiquidityUsdByChain: Record<number, number>;
 }
 
 
@@ -311,6 +322,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     externalQuoteUrl: url(env, 'EXTERNAL_QUOTE_URL', ['http', 'https']),
     cms: { enabled: bool(env, 'CMS_ENABLED', true), apiKey: str(env, 'CMS_API_KEY'), baseUrl: url(env, 'CMS_BASE_URL', ['http', 'https']) },
     analyticsApiKey: str(env, 'ANALYTICS_API_KEY'),
+    analyticsApiUrl: url(env, 'ANALYTICS_API_URL', ['http', 'https'])?.replace(/\/+$/, '') ?? null,
     simulation: {
       apiKey: str(env, 'SIMULATION_API_KEY'),
       projectName: str(env, 'SIMULATION_PROJECT_NAME'),
@@ -431,7 +443,23 @@ function affiliateConfig(env: Env): AffiliateConfig {
     domainName,
     analyticsAffiliateStatsQueryId: queryId('ANALYTICS_AFFILIATE_STATS_QUERY_ID'),
     analyticsTraderStatsQueryId: queryId('ANALYTICS_TRADER_STATS_QUERY_ID'),
+    chains: affiliateChains(env),
+    minLiquidityUsd: num(env, 'AFFILIATE_MIN_LIQUIDITY_USD', 100_000, 0, 1e15),
+    minLiquidityUsdByChain: Object.fromEntries(
+      Object.keys(env)
+        .map((key) => [key, /^AFFILIATE_MIN_LIQUIDITY_USD_(\d+)$/.exec(key)?.[1]] as const)
+        .filter((e): e is readonly [string, string] => e[1] !== undefined)
+        .map(([key, chainId]) => [Number(chainId), num(env, key, 0, 0, 1e15)]),
+    ),
   };
+}
+
+function affiliateChains(env: Env): number[] | null {
+  const raw = str(env, 'AFFILIATE_CHAINS');
+  if (raw === null) return null;
+  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (ids.length === 0 || ids.some((id) => !/^\d{1,15}$/.test(id))) throw new ConfigError('AFFILIATE_CHAINS', 'comma-separated chain ids', raw);
+  return [...new Set(ids.map(Number))];
 }
 
 /** Loads `.env` from the working directory into the given env object when present (existing values win). */

@@ -1,13 +1,26 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestPostgres } from '../../test/fixtures/databases.js';
+import { createTestPostgres, type TestPostgres } from '../../test/fixtures/databases.js';
 import { skipUnless } from '../../test/fixtures/required-services.js';
 import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { waitFor } from '../../test/fixtures/wait-for.js';
-import { runAsLeader } from './leadership.js';
+import { startTcpProxy } from '../../test/fixtures/tcp-proxy.js';
+import { SettlementSubmissions } from '../solver/settlement-submissions.js';
+import { openDatabase } from './connection.js';
+import { runAsLeader, type LeadershipLease } from './leadership.js';
+import type { Address, Hex } from 'viem';
 
 const quiet = { info: () => {}, warn: () => {} };
+const aborted = (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
+/** A fresh database on the local server with the schema (leadership epochs included). */
+async function migratedPostgres(): Promise<TestPostgres> {
+  const server = await createTestPostgres();
+  const database = await openDatabase({ kind: 'postgres', url: server.url });
+  await database.close();
+  return server;
+}
 const until = async (cond: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;
   while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
@@ -16,7 +29,7 @@ const until = async (cond: () => boolean, ms = 10_000) => {
 
 describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await skipUnless('postgres') }, () => {
   it('exactly one of two replicas leads; when it stops, the other takes over', async () => {
-    const server = await createTestPostgres();
+    const server = await migratedPostgres();
     try {
       const leading = new Set<string>();
       const start = (id: string, outer: AbortController) =>
@@ -54,7 +67,7 @@ describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await 
   });
 
   it('a leader that freezes without closing its connection (SIGSTOP) loses the lock; the standby takes over', async () => {
-    const server = await createTestPostgres();
+    const server = await migratedPostgres();
     const root = new URL('../..', import.meta.url).pathname;
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/leader-process.ts', server.url, 'test-frozen', '200', '2000'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -79,6 +92,61 @@ describe('leadership across replicas (PostgreSQL advisory lock)', { skip: await 
       child.kill('SIGCONT');
       child.kill('SIGKILL');
       await exited;
+      await server.drop();
+    }
+  });
+
+  it('a leader whose connection silently stops forwarding steps down before the server frees its lock; its old epoch can no longer record a settlement transaction', async () => {
+    const server = await migratedPostgres();
+    const direct = new URL(server.url);
+    const proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
+    const viaProxy = new URL(server.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    // the old leader's own pool still reaches the database (only its leadership connection is cut)
+    const database = await openDatabase({ kind: 'postgres', url: server.url });
+    const events: string[] = [];
+    const leases = new Map<string, LeadershipLease>();
+    const a = new AbortController();
+    const b = new AbortController();
+    const contend = (id: string, url: string, outer: AbortController) =>
+      runAsLeader({ url, name: 'test-blackhole', logger: quiet, signal: outer.signal, retryMs: 100, idleTimeoutMs: 3_000 }, async (signal, lease) => {
+        leases.set(id, lease);
+        events.push(`${id} leads`);
+        await aborted(signal);
+        events.push(`${id} lost`);
+        outer.abort(); // this replica stops contending: the test looks at one hand-over
+      });
+    try {
+      const runningA = contend('a', viaProxy.toString(), a);
+      await waitFor('a to lead through the proxy', () => events.includes('a leads'), 30_000);
+      const runningB = contend('b', server.url, b);
+      proxy.blackhole(); // a's pings now go nowhere and nothing comes back: no error, no close
+      await waitFor('b to take over once the server ended the silent session', () => events.includes('b leads'), 30_000);
+      assert.deepEqual(events, ['a leads', 'a lost', 'b leads'], 'a stepped down (ping deadline) before the server freed the lock (idle timeout)');
+      await runningA;
+      assert.equal(leases.get('a')!.epoch, 1n);
+      assert.equal(leases.get('b')!.epoch, 2n);
+
+      // the fence: a settlement transaction is recorded (and so broadcast) only under the current epoch
+      const SOLVER = '0x00000000000000000000000000000000000050a1' as Address;
+      const uid = `0x${'11'.repeat(56)}` as Hex;
+      const attempt = (n: number) => ({ txHash: `0x${String(n).repeat(64)}` as Hex, nonce: 7, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n, sentBlock: 10 });
+      const asOldLeader = new SettlementSubmissions(database.db, 31337, leases.get('a')!);
+      const asNewLeader = new SettlementSubmissions(database.db, 31337, leases.get('b')!);
+      await asOldLeader.begin(1, SOLVER, [uid], { createdBlock: 10 });
+      assert.equal(await asOldLeader.recordAttempt(1, SOLVER, attempt(1), true), false, 'the superseded leader may not send');
+      assert.equal((await asOldLeader.get(1, SOLVER))!.txHash, null);
+      assert.equal(await asNewLeader.recordAttempt(1, SOLVER, attempt(2), true), true, 'the current leader may');
+      assert.equal((await asNewLeader.get(1, SOLVER))!.txHash, attempt(2).txHash);
+
+      b.abort();
+      await runningB;
+    } finally {
+      a.abort();
+      b.abort();
+      await proxy.close();
+      await database.close();
       await server.drop();
     }
   });

@@ -21,8 +21,8 @@ import { startProviderServer, type ProviderServer, type RecordedRequest } from '
 const terms = { rewardAmount: 20, triggerVolume: 250000, timeCapDays: 90, volumeCap: 2500000, revenueSplitAffiliatePct: 50, revenueSplitTraderPct: 50, revenueSplitDaoPct: 0 };
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Address;
 
-/** An in-memory Strapi collection `affiliates` with unique `code` and `walletAddress` (v4 entry shape). */
-function strapi(apiKey: string) {
+/** An in-memory Strapi collection `affiliates` with unique `code` and `walletAddress` (v4 entry shape), or without. */
+function strapi(apiKey: string, options: { unique?: boolean } = {}) {
   const entries: Array<Record<string, unknown>> = [];
   return {
     entries,
@@ -39,7 +39,7 @@ function strapi(apiKey: string) {
       const { data } = JSON.parse(req.body) as { data: Record<string, unknown> };
       assert.equal(data.enabled, true);
       assert.match(String(data.signedMessage), /^0x/);
-      if (entries.some((e) => e.code === data.code || e.walletAddress === data.walletAddress)) {
+      if (options.unique !== false && entries.some((e) => e.code === data.code || e.walletAddress === data.walletAddress)) {
         return { status: 400, body: { data: null, error: { status: 400, name: 'ValidationError', message: 'This attribute must be unique' } } };
       }
       const entry: Record<string, unknown> = { ...data, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(), publishedAt: new Date().toISOString() };
@@ -87,6 +87,47 @@ describe('affiliate adapters', () => {
       const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => store.register({ code: 'CMS-RACE', walletAddress: wallet(100 + i), signedMessage: '0x01', terms })));
       assert.equal(outcomes.filter((o) => o.ok).length, 1);
       assert.equal(cms.entries.length, 1);
+    });
+
+    it('enforces uniqueness itself when the CMS does not: 20 concurrent registrations of one code, and of one wallet, through a CMS without unique fields', async () => {
+      const cms = strapi('cms-key', { unique: false });
+      server.setHandler((req) => cms.handler(req));
+      const store = cmsStore();
+      const sameCode = await Promise.all(Array.from({ length: 20 }, (_, i) => store.register({ code: 'NOUNIQ-CODE', walletAddress: wallet(200 + i), signedMessage: '0x01', terms })));
+      assert.equal(sameCode.filter((o) => o.ok).length, 1);
+      assert.deepEqual(sameCode.filter((o) => !o.ok).map((o) => (o as { conflict: string }).conflict), Array(19).fill('code'));
+      const sameWallet = await Promise.all(Array.from({ length: 20 }, (_, i) => store.register({ code: `NOUNIQ-W${i}`, walletAddress: wallet(300), signedMessage: '0x01', terms })));
+      assert.equal(sameWallet.filter((o) => o.ok).length, 1);
+      assert.equal(cms.entries.length, 2, 'the CMS received one entry per code and per wallet');
+      // a code created in the CMS directly (not mirrored yet) is not registered a second time either
+      cms.entries.push({ code: 'DIRECT-CODE', walletAddress: wallet(400), enabled: true, createdAt: new Date().toISOString() });
+      assert.deepEqual(await store.register({ code: 'DIRECT-CODE', walletAddress: wallet(401), signedMessage: '0x01', terms }), { ok: false, conflict: 'code' });
+      assert.equal(await new DatabaseCodeStore(database.db).byWallet(wallet(401)), null, 'the reservation was released');
+      assert.equal(cms.entries.length, 3);
+    });
+
+    it('a failing CMS releases the reservation: the code can be registered once it is back', async () => {
+      server.setHandler(() => ({ status: 500, body: { error: 'boom' } }));
+      await assert.rejects(cmsStore().register({ code: 'RETRY-CODE', walletAddress: wallet(500), signedMessage: '0x01', terms }), ProviderError);
+      const cms = strapi('cms-key');
+      server.setHandler((req) => cms.handler(req));
+      assert.equal((await cmsStore().register({ code: 'RETRY-CODE', walletAddress: wallet(500), signedMessage: '0x01', terms })).ok, true);
+    });
+
+    it('mirrors a code read from the CMS once, not on every read', async () => {
+      const cms = strapi('cms-key');
+      cms.entries.push({ code: 'READ-ONCE', walletAddress: wallet(600), enabled: true, createdAt: new Date().toISOString() });
+      server.setHandler((req) => cms.handler(req));
+      let writes = 0;
+      const local = new (class extends DatabaseCodeStore {
+        override async mirror(...args: Parameters<DatabaseCodeStore['mirror']>) {
+          writes++;
+          return super.mirror(...args);
+        }
+      })(database.db);
+      const store = new MirroredCodeStore(new CmsAffiliateCodes({ baseUrl: `${server.url}/api/`, apiKey: 'cms-key', defaultTerms: terms, timeoutMs: 2_000 }), local);
+      for (let i = 0; i < 10; i++) assert.equal((await store.byCode('READ-ONCE'))?.walletAddress, wallet(600));
+      assert.equal(writes, 1);
     });
 
     it('reads a code created in the CMS directly (v5 flat entry, terms edited there) and mirrors it for bindings', async () => {

@@ -3,11 +3,15 @@
  * auction and solver account): pending → mined (receipt ok) → settled (its trades are indexed), or reverted /
  * dropped / failed. Orders of pending and of mined-but-not-yet-indexed submissions are in flight: no new auction
  * offers them, so they are never settled twice; a reverted or dropped submission releases them at once.
+ *
+ * Given the leader's lease, a transaction is recorded (and so broadcast) only while that lease is current: a leader
+ * that lost its lock without noticing yet cannot send once another replica leads (see db/leadership.ts).
  */
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import { fromNumeric, toBytes, toHex, toNumeric } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
+import { leaseIsCurrent, type LeadershipLease } from '../db/leadership.js';
 
 /** `reorged`: mined in a block a reorg removed (set by chain/indexer/rewind.ts) */
 export type SubmissionStatus = 'pending' | 'mined' | 'settled' | 'reverted' | 'dropped' | 'failed' | 'reorged';
@@ -49,6 +53,8 @@ export class SettlementSubmissions {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly chainId: number,
+    /** the leadership this process sends under (null or absent: not fenced) */
+    private readonly lease: LeadershipLease | null = null,
   ) {}
 
   /**
@@ -80,10 +86,19 @@ export class SettlementSubmissions {
   /**
    * Records a signed transaction before it is broadcast. The first one (`first`) only while the submission is
    * pending and has none; a replacement only while it is pending with the same nonce. False: not recorded — the
-   * submission was resolved meanwhile (by another process), so the transaction must not be sent.
+   * submission was resolved meanwhile (by another process), or this process's leadership lease is no longer current
+   * (another replica leads now), so the transaction must not be sent.
    */
   async recordAttempt(auctionId: number, solver: Address, attempt: SubmissionAttempt, first: boolean): Promise<boolean> {
-    let query = this.db
+    if (!this.lease || this.lease.epoch === null) return this.writeAttempt(this.db, auctionId, solver, attempt, first);
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await leaseIsCurrent(trx, this.lease))) return false;
+      return this.writeAttempt(trx, auctionId, solver, attempt, first);
+    });
+  }
+
+  private async writeAttempt(db: Kysely<DB>, auctionId: number, solver: Address, attempt: SubmissionAttempt, first: boolean): Promise<boolean> {
+    let query = db
       .updateTable('competition_settlements')
       .set({
         tx_hash: toBytes(attempt.txHash),

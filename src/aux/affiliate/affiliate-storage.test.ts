@@ -1,6 +1,6 @@
 /**
  * The affiliate program's storage on both engines: uniqueness of code and wallet under concurrency, the sync's
- * bindings (first valid order wins) and trade values (fixed once, removed with a reorged trade), and the computed
+ * bindings (the first valid order to trade wins; only orders their owner authorised, found by their trades) and trade values (fixed once, removed with a reorged trade), and the computed
  * statistics over them.
  */
 import { after, before, describe, it } from 'node:test';
@@ -81,7 +81,7 @@ for (const engine of await engines()) {
       await db.insertInto('indexed_blocks').values({ chain_id: CHAIN, number: 12, hash: randomBytes(32), parent_hash: randomBytes(32), timestamp: Math.floor((base + 5_000) / 1000) }).execute();
 
       let pricings = 0;
-      const sync = new AffiliateSync({ db, chains: [{ chainId: CHAIN, usdValue: async (_t, atoms) => (pricings++, Number(atoms)) }], settleMs: 0 });
+      const sync = new AffiliateSync({ db, chains: [{ chainId: CHAIN, usdValue: async (_t, atoms) => (pricings++, Number(atoms)) }] });
       assert.deepEqual(await sync.runOnce(), { bound: 1, valued: 3 });
       assert.deepEqual(await sync.runOnce(), { bound: 0, valued: 0 }, 'idempotent');
       assert.equal(pricings, 3);
@@ -99,6 +99,112 @@ for (const engine of await engines()) {
       // a reorg removes block 12: its value goes with it
       await db.deleteFrom('trades').where('chain_id', '=', CHAIN).where('block_number', '>', 11).execute();
       assert.equal((await stats.traderStats(trader))?.eligible_volume, 300);
+    });
+
+    describe('bindings follow only orders their owner authorised, found by their trades', () => {
+      const CHAIN2 = 100;
+      const base = Date.now() - 600_000;
+      const doc = (c: string) => JSON.stringify({ metadata: { referrer: { code: c } } });
+      async function order(owner: Address, code: string, at: number, scheme: 'eip712' | 'presign' = 'eip712'): Promise<Hex> {
+        const uid = toHex(randomBytes(56));
+        const hash = keccak256(viemHex(doc(code)));
+        await database.db.insertInto('app_data').values({ contract_app_data: toBytes(hash), full_app_data: Buffer.from(doc(code)) }).onConflict((oc) => oc.doNothing()).execute();
+        await database.db
+          .insertInto('orders')
+          .values({
+            chain_id: CHAIN2, uid: toBytes(uid), owner: toBytes(owner), created_at: new Date(at), sell_token: randomBytes(20), buy_token: randomBytes(20), receiver: null,
+            sell_amount: '1', buy_amount: '1', valid_to: 0, app_data: toBytes(hash), fee_amount: '0', kind: 'sell', partially_fillable: false,
+            signature: scheme === 'presign' ? toBytes(owner) : randomBytes(65), signing_scheme: scheme, sell_token_balance: 'erc20', buy_token_balance: 'erc20', class: 'limit', settlement_contract: randomBytes(20),
+          })
+          .execute();
+        return uid;
+      }
+      async function trade(block: number, uid: Hex, owner: Address, token: Uint8Array = randomBytes(20)): Promise<void> {
+        await database.db.insertInto('trades').values({
+          chain_id: CHAIN2, block_number: block, log_index: 0, order_uid: toBytes(uid), owner: toBytes(owner), sell_token: token, buy_token: randomBytes(20),
+          sell_amount: '100', buy_amount: '1', fee_amount: '0', tx_hash: randomBytes(32), block_timestamp: new Date(base + block * 1000),
+        }).execute();
+      }
+      async function checkpoint(block: number): Promise<void> {
+        const { db } = database;
+        await db.insertInto('indexer_checkpoints').values({ chain_id: CHAIN2, name: 'main', block_number: block, block_hash: randomBytes(32) })
+          .onConflict((oc) => oc.columns(['chain_id', 'name']).doUpdateSet({ block_number: block })).execute();
+        await db.insertInto('indexed_blocks').values({ chain_id: CHAIN2, number: block, hash: randomBytes(32), parent_hash: randomBytes(32), timestamp: Math.floor((base + block * 1000) / 1000) }).execute();
+      }
+      const boundCode = async (trader: Address) =>
+        (await database.db.selectFrom('affiliate_bindings').select('code').where('trader', '=', toBytes(trader)).executeTakeFirst())?.code ?? null;
+
+      it('an unsigned presign order posted in a victim\'s name binds nobody; the victim\'s own signed referred order binds the victim once it trades', async () => {
+        const attacker = address();
+        const honest = address();
+        const victim = address();
+        await codes.register({ code: 'EVIL-CODE', walletAddress: attacker, signedMessage: '0x01', terms }, new Date(base));
+        await codes.register({ code: 'GOOD-CODE', walletAddress: honest, signedMessage: '0x01', terms }, new Date(base));
+        const sync = new AffiliateSync({ db: database.db, chains: [{ chainId: CHAIN2, usdValue: async () => 1 }] });
+        // the attack: anyone may post a presign order with any owner; it never trades (the victim never presigns it)
+        await order(victim, 'EVIL-CODE', base + 1_000, 'presign');
+        await checkpoint(20);
+        await sync.runOnce();
+        assert.equal(await boundCode(victim), null, 'not bound by an order the victim never authorised');
+        // the victim's own signed order, referred by GOOD, trades
+        const own = await order(victim, 'GOOD-CODE', base + 2_000);
+        await trade(21, own, victim);
+        await checkpoint(21);
+        assert.equal((await sync.runOnce()).bound, 1);
+        assert.equal(await boundCode(victim), 'GOOD-CODE');
+      });
+
+      it('a presign order binds once its owner presigned it on chain (it traded)', async () => {
+        const affiliate = address();
+        const trader = address();
+        await codes.register({ code: 'PRESIGNED', walletAddress: affiliate, signedMessage: '0x01', terms }, new Date(base));
+        const uid = await order(trader, 'PRESIGNED', base + 3_000, 'presign');
+        await trade(22, uid, trader);
+        await checkpoint(22);
+        await new AffiliateSync({ db: database.db, chains: [{ chainId: CHAIN2, usdValue: async () => 1 }] }).runOnce();
+        assert.equal(await boundCode(trader), 'PRESIGNED');
+      });
+
+      it('does not skip an order whose row committed late (an older creation time than orders already looked at)', async () => {
+        const affiliate = address();
+        const trader = address();
+        await codes.register({ code: 'LATE-CODE', walletAddress: affiliate, signedMessage: '0x01', terms }, new Date(base - 60_000));
+        const sync = new AffiliateSync({ db: database.db, chains: [{ chainId: CHAIN2, usdValue: async () => 1 }] });
+        await sync.runOnce(); // the sync has looked at everything so far
+        // an order created (its transaction started) long before, committed only now, and its trade indexed after
+        const uid = await order(trader, 'LATE-CODE', base - 30_000);
+        await trade(23, uid, trader);
+        await checkpoint(23);
+        await sync.runOnce();
+        assert.equal(await boundCode(trader), 'LATE-CODE');
+      });
+
+      it('one token whose price keeps failing does not hold up the valuation of the chain\'s other trades', async () => {
+        const { db } = database;
+        const bad = randomBytes(20);
+        const trader = address();
+        await trade(30, toHex(randomBytes(56)), trader, bad);
+        await trade(31, toHex(randomBytes(56)), trader);
+        await checkpoint(31);
+        const usdValue = async (token: Address) => {
+          if (token === toHex(bad)) throw new Error('price provider: 500');
+          return 7;
+        };
+        const sync = new AffiliateSync({ db, chains: [{ chainId: CHAIN2, usdValue }] });
+        await sync.runOnce();
+        const values = async () =>
+          (await db.selectFrom('affiliate_trade_volumes').select(['block_number', 'usd_volume', 'priced']).where('chain_id', '=', CHAIN2).where('block_number', '>=', 30).orderBy('block_number').execute())
+            .map((r) => [Number(r.block_number), Number(r.usd_volume), r.priced]);
+        assert.deepEqual(await values(), [[31, 7, true]], 'the other trade is valued');
+        const progress = await db.selectFrom('affiliate_progress').select('block_number').where('name', '=', `chain:${CHAIN2}`).executeTakeFirstOrThrow();
+        assert.equal(Number(progress.block_number), 29, 'covered up to the trade still waiting');
+        // once it has failed for giveUpMs, the trade is stored unpriced and coverage moves on
+        const givingUp = new AffiliateSync({ db, chains: [{ chainId: CHAIN2, usdValue }], giveUpMs: 0 });
+        await givingUp.runOnce();
+        assert.deepEqual(await values(), [[30, 0, false], [31, 7, true]]);
+        const after = await db.selectFrom('affiliate_progress').select('block_number').where('name', '=', `chain:${CHAIN2}`).executeTakeFirstOrThrow();
+        assert.equal(Number(after.block_number), 31);
+      });
     });
   });
 }

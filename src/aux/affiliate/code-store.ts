@@ -59,6 +59,16 @@ export class DatabaseCodeStore implements AffiliateCodeStore {
     await this.register({ code: code.code, walletAddress: code.walletAddress, signedMessage, terms: code }, code.createdAt);
   }
 
+  /** Releases a reservation (a registration another store then refused): the code of that wallet, if nobody is bound to it. */
+  async release(code: string, wallet: Address): Promise<void> {
+    await this.db
+      .deleteFrom('affiliate_codes')
+      .where('code', '=', code)
+      .where('wallet', '=', toBytes(wallet))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('affiliate_bindings').select('trader').where('affiliate_bindings.code', '=', code))))
+      .execute();
+  }
+
   async byWallet(wallet: Address): Promise<AffiliateCode | null> {
     const row = await this.db.selectFrom('affiliate_codes').selectAll().where('wallet', '=', toBytes(wallet)).executeTakeFirst();
     return row ? codeFromRow(row) : null;

@@ -30,18 +30,42 @@ function volumeOf(row: VolumeRow): TraderVolume {
 
 export class ComputedAffiliateStats implements AffiliateStatsSource {
   readonly name = 'computed';
-  constructor(private readonly db: Kysely<DB>) {}
+  /**
+   * @param countingChains the chains whose trades count (see `countingChains`); absent: every chain's valued trades
+   */
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly countingChains: number[] | null = null,
+  ) {}
 
-  /** per bound trader (of a code, or one trader): volume since binding and inside the time-cap window */
+  /**
+   * Per bound trader (of a code, or one trader): volume since binding and inside the time-cap window, of the
+   * counting chains only. A self-trade does not count: a trade paying a wallet of the same circle (the code's own
+   * wallet or a trader bound to the same code) as its receiver, or matched in the same settlement against such a
+   * wallet's trade in the opposite direction.
+   */
   private async volumes(filter: { code: string } | { trader: Address }, timeCapDays: number): Promise<VolumeRow[]> {
     const where = 'code' in filter ? sql`b.code = ${filter.code}` : sql`b.trader = ${toBytes(filter.trader)}`;
+    const chains = this.countingChains === null ? sql`true` : this.countingChains.length === 0 ? sql`false` : sql`v.chain_id in (${sql.join(this.countingChains)})`;
+    const circle = (wallet: ReturnType<typeof sql>) =>
+      sql`(${wallet} = c.wallet or exists (select 1 from affiliate_bindings ob where ob.trader = ${wallet} and ob.code = b.code))`;
     const result = await sql<VolumeRow>`
       with t as (
         select b.trader, b.linked_since, v.block_timestamp, v.usd_volume,
                min(v.block_timestamp) over (partition by b.trader) as first_at
         from affiliate_bindings b
+        join affiliate_codes c on c.code = b.code
         left join affiliate_trade_volumes v
-          on v.trader = b.trader and coalesce(v.order_created_at, v.block_timestamp) >= b.linked_since
+          on v.trader = b.trader and coalesce(v.order_created_at, v.block_timestamp) >= b.linked_since and ${chains}
+          and not exists (
+            select 1 from trades tr
+            left join orders o on o.chain_id = tr.chain_id and o.uid = tr.order_uid
+            where tr.chain_id = v.chain_id and tr.block_number = v.block_number and tr.log_index = v.log_index
+              and ((o.receiver is not null and o.receiver <> tr.owner and ${circle(sql.ref('o.receiver'))})
+                or exists (
+                  select 1 from trades other
+                  where other.chain_id = tr.chain_id and other.tx_hash = tr.tx_hash and other.owner <> tr.owner
+                    and other.sell_token = tr.buy_token and other.buy_token = tr.sell_token and ${circle(sql.ref('other.owner'))})))
         where ${where})
       select trader, linked_since, first_at, max(block_timestamp) as last_at, sum(usd_volume) as total,
              sum(usd_volume) filter (where block_timestamp < first_at + make_interval(days => ${timeCapDays}::int)) as window_volume

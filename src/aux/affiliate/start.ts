@@ -27,7 +27,7 @@ export interface StartAffiliateOptions {
 
 export async function startAffiliateProgram(options: StartAffiliateOptions): Promise<() => Promise<void>> {
   const logger = options.logger.child({ module: 'affiliate' });
-  const program = buildAffiliateProgram({ config: options.config, db: options.db, chains: options.chains, logger, ...externalAffiliateAdapters(options.config, options.db) });
+  const program = buildAffiliateProgram({ config: options.config, db: options.db, chains: options.chains, logger, ...externalAffiliateAdapters(options.config, options.db, { analyticsBaseUrl: options.config.analyticsApiUrl ?? undefined }) });
   registerAffiliateRoutes(options.server, { service: program.service, enabled: options.config.cms.enabled });
   if (!options.config.cms.enabled) return async () => {};
   const running = runAsLeader(

@@ -50,7 +50,7 @@ export function registerHooksRoutes(server: HttpServer, context: HooksRoutesCont
     period: Type.String({ enum: Object.keys(HOOK_PERIODS) }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HOOKS_LIMIT, default: MAX_HOOKS_LIMIT })),
     offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-    maxWaitTimeMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000, default: 300_000, description: 'how long an external analytics query may take' })),
+    maxWaitTimeMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000, default: 300_000, description: 'how long to wait for an external analytics query (accepted up to 600000 as upstream; the node waits at most 30000)' })),
   });
   server.get(
     '/hooks',
