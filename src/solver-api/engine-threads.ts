@@ -7,7 +7,7 @@
  * answer is still not there at the deadline, the worker is ended and the auction answered with no solution, so
  * no caller ever waits past its deadline (at most `maxSolveMs` when the deadline is further away).
  *
- * Workers start on first use and one is kept idle for the next auction; they are unref'd (never keep the process
+ * Workers start on first use (or `warm()`) and one is kept idle for the next auction; they are unref'd (never keep the process
  * alive) and ended by `close()`. The worker code is this folder's `engine-thread-main` module, loaded through
  * tsx when running from the TypeScript sources (tests, `start:dev`) and as plain JavaScript from `dist/`.
  */
@@ -57,6 +57,7 @@ export class ThreadedEngine implements BodySolver {
   private idle: Worker | null = null;
   private readonly busy = new Set<Worker>();
   private closed = false;
+  private warmed = false;
   private readonly maxSolveMs: number;
   private readonly maxDecodeMs: number;
 
@@ -90,7 +91,10 @@ export class ThreadedEngine implements BodySolver {
         worker.off('exit', onExit);
         this.busy.delete(worker);
         if (keep && !this.closed && this.idle === null) this.idle = worker;
-        else void worker.terminate();
+        else {
+          void worker.terminate();
+          if (this.warmed) this.warm(); // a warmed engine has its next thread ready too
+        }
         end();
       };
       const stopAt = (at: number) => {
@@ -112,6 +116,12 @@ export class ThreadedEngine implements BodySolver {
       const task: ThreadTask = { engine: this.name, network: this.network, body, limits };
       worker.postMessage(task);
     });
+  }
+
+  /** Starts a thread now (its modules load meanwhile), so the first auction does not wait for them. */
+  warm(): void {
+    this.warmed = true;
+    if (!this.closed && this.idle === null) this.idle = this.start();
   }
 
   async close(): Promise<void> {

@@ -47,7 +47,9 @@ export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesC
   const services = new Map<string, EngineService>(BUILT_IN_ENGINES.map((name) => [name, new EngineService(new ThreadedEngine(name, threadNetwork))]));
   const driverServices: EngineService[] = [];
   const driverService = (name: BuiltInEngineName) => {
-    const service = new EngineService(new ThreadedEngine(name, threadNetwork), 1_000);
+    const engine = new ThreadedEngine(name, threadNetwork);
+    engine.warm(); // the driver's auctions come every block: its thread loads now, not during the first one
+    const service = new EngineService(engine, 1_000);
     driverServices.push(service);
     return service;
   };
