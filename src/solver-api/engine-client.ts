@@ -6,7 +6,7 @@
  * (`checkSolution`): a refused one still competes as a filtered-out entry carrying the engine's name and why,
  * and the engine is told the notify kind once the competition is over (`notifyEngines`). Several valid
  * solutions of one engine over distinct orders compete merged into one (as production's driver merges them)
- * when together they still pass the checks; else each on its own.
+ * when together they still pass the checks, and each on its own as well (ranked below the merge by score).
  */
 import type { Address } from 'viem';
 import type { Auction } from '../auction/auction-types.js';
@@ -204,9 +204,10 @@ export class EngineSolver implements Solver {
         out.push(withOrigin(this.refused(checked.reason), { ...origin, kind: checked.kind }));
       }
     }
-    // several solutions over distinct orders compete as one, when together they still hold
+    // several solutions over distinct orders compete as one, when together they still hold; the parts compete too,
+    // after it: when the merge fails to simulate (two orders that cannot settle together), a part may still win
     const merged = mergeSolutions(valid);
-    if (merged && holds(merged)) return [withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }), ...out];
+    if (merged && holds(merged)) return [withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }), ...valid, ...out];
     return [...valid, ...out];
   }
 

@@ -47,10 +47,11 @@ const { workerData } = require('node:worker_threads');
 }
 
 export interface ThreadedEngineOptions {
-  /** longest an auction may take whatever its deadline says, ms (default 60 s: the longest SOLVER_TIME_LIMIT_MS) */
+  /**
+   * longest an auction may take whatever its deadline says, ms (default 60 s: the longest SOLVER_TIME_LIMIT_MS);
+   * also the bound while its deadline is not known yet (a thread still loading, a body being parsed)
+   */
   maxSolveMs?: number;
-  /** longest a body may take to be read and decoded before its deadline is known, ms */
-  maxDecodeMs?: number;
 }
 
 export class ThreadedEngine implements BodySolver {
@@ -59,7 +60,6 @@ export class ThreadedEngine implements BodySolver {
   private closed = false;
   private warmed = false;
   private readonly maxSolveMs: number;
-  private readonly maxDecodeMs: number;
 
   constructor(
     readonly name: BuiltInEngineName,
@@ -67,7 +67,6 @@ export class ThreadedEngine implements BodySolver {
     options: ThreadedEngineOptions = {},
   ) {
     this.maxSolveMs = options.maxSolveMs ?? 60_000;
-    this.maxDecodeMs = options.maxDecodeMs ?? 10_000;
     this.network = { chainId: network.chainId, settlement: network.settlement, amm: network.amm, connectors: [...network.connectors] as Address[], wrappedNative: network.wrappedNative };
   }
 
@@ -112,7 +111,7 @@ export class ThreadedEngine implements BodySolver {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      stopAt(received + this.maxDecodeMs);
+      stopAt(received + this.maxSolveMs);
       const task: ThreadTask = { engine: this.name, network: this.network, body, limits };
       worker.postMessage(task);
     });

@@ -4,7 +4,7 @@
  * reference prices as native prices; the `constantProduct` liquidity as the pool reserves), and answers wire
  * solutions, each with one uniform clearing price per traded token:
  * - `cow-matcher`: the coincidence-of-wants matcher, its solution with its own clearing prices;
- * - `amm-router`: the AMM router run directed pair by directed pair (oldest order first) over one copy of the
+ * - `amm-router`: the AMM router run directed pair by directed pair (most generous limit first) over one copy of the
  *   auction's pools, so each pair's route sees the pools as the earlier routes left them; one solution per pair,
  *   every order of the pair at one price pair (falling back to one solution per order when the aggregate does
  *   not route); the driver merges an engine's solutions over distinct orders, as production does.
@@ -14,7 +14,7 @@
 import type { Address } from 'viem';
 import type { Auction, SolvableOrder } from '../auction/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
-import { AmmRouter } from '../solver/amm-router.js';
+import { AmmRouter, candidateOrder } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';
 import { contractExecution } from '../solver/encode-solution.js';
 import { InvalidSolutionError, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
@@ -192,9 +192,9 @@ export class AmmRouterEngine implements SolverEngine {
       pools: { snapshot: async () => snapshot },
       maxTrades: this.maxTrades,
     });
-    // directed pairs, oldest order first
+    // directed pairs, the most generous limit first, then the oldest (not by age alone: candidateOrder)
     const byPair = new Map<string, SolvableOrder[]>();
-    const orders = [...internal.orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1));
+    const orders = [...internal.orders].sort(candidateOrder(internal.prices, this.network.wrappedNative));
     for (const order of orders) {
       const key = `${order.sellToken.toLowerCase()}>${order.buyToken.toLowerCase()}`;
       byPair.set(key, [...(byPair.get(key) ?? []), order]);

@@ -186,7 +186,7 @@ describe('solver engine routes', () => {
   });
 
   it('ends a worker that has not answered by its stop time and answers no solution', async () => {
-    const engine = new ThreadedEngine('cow-matcher', { ...network, amm: null, connectors: [], wrappedNative: null as Address | null }, { maxDecodeMs: 0 });
+    const engine = new ThreadedEngine('cow-matcher', { ...network, amm: null, connectors: [], wrappedNative: null as Address | null }, { maxSolveMs: 0 });
     try {
       assert.equal(await engine.solveBody(JSON.stringify(encodeAuction(testAuction([testOrder()]))), null), '{"solutions":[]}');
       assert.equal(engine.threads, 0, 'the thread was ended, not kept');
