@@ -119,10 +119,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 
     // solver engines (issue 12): the competing engines of each network, and our built-ins served over the API
     const solverEngines = new Map(networks.map((n) => [n.name, buildSolverEngines(n, config.solvers, { logger: logger.child({ module: 'solver-engines', chain: n.name }) })]));
-    for (const network of networks) {
+    w.closers.push(async () => void (await Promise.all([...solverEngines.values()].map((e) => e.close()))));
+    // served only with SOLVER_ENGINE_TOKEN (issue 19): unset, no route (the driver runs the built-ins either way)
+    const token = config.solverEngineToken;
+    for (const network of token ? networks : []) {
       const { services } = solverEngines.get(network.name)!;
-      registerSolverEngineRoutes(server, { engines: services, prefix: `/${network.name}` });
-      if (network.name === defaultNetwork) registerSolverEngineRoutes(server, { engines: services });
+      registerSolverEngineRoutes(server, { engines: services, prefix: `/${network.name}`, token: token! });
+      if (network.name === defaultNetwork) registerSolverEngineRoutes(server, { engines: services, token: token! });
     }
 
     // the control API holds auctions back with this gate (deterministic mode: from the start) and restarts the loops on revert

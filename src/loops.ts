@@ -29,7 +29,7 @@ import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js
 import { HookIndexer } from './aux/hooks/index.js';
 import { resolveSolverAccount } from './solver/solver-account.js';
 import type { Hex } from 'viem';
-import { buildSolverEngines, notifyEngines, type SolverEngines } from './solver-api/index.js';
+import { buildSolverEngines, notifyEngines, originOf, type SolverEngines } from './solver-api/index.js';
 
 export interface LoopDeps {
   networks: ChainNetwork[];
@@ -140,6 +140,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     orderPlaced: w.orderPlaced,
     gate: w.gate,
     afterCompetition: notifyEngines,
+    isMergedSolution: (solution) => originOf(solution)?.merged ?? false,
   });
 }
 

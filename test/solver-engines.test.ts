@@ -19,6 +19,8 @@ import { skipUnless } from './fixtures/required-services.js';
 import { builtInEngine, EngineService } from '../src/solver-api/engines.js';
 
 const ERC20 = parseAbi(['function transfer(address, uint256) returns (bool)', 'function transferFrom(address, address, uint256) returns (bool)', 'function approve(address, uint256) returns (bool)']);
+const ENGINE_TOKEN = 'engines-test-token-0123456789';
+const auth = { authorization: `Bearer ${ENGINE_TOKEN}` };
 type Mode = 'good' | 'zero' | 'limit' | 'slow' | 'revert';
 const MODES: Mode[] = ['good', 'zero', 'limit', 'slow', 'revert'];
 type WireOrder = { uid: Hex; sellToken: Address; buyToken: Address; sellAmount: string; buyAmount: string; kind: string };
@@ -101,7 +103,7 @@ describe('solver engines over the Solver Engine API', () => {
     await new Promise<void>((resolve) => engines.listen(0, '127.0.0.1', resolve));
     const port = (engines.address() as AddressInfo).port;
     const solvers = [...MODES.map((m) => `${m}=http://127.0.0.1:${port}/e/${m}`), 'cow-matcher', 'amm-router'].join(',');
-    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '3000' });
+    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '3000', SOLVER_ENGINE_TOKEN: ENGINE_TOKEN });
     t = trading(app);
     marketMaker = await t.freshAccount([{ token: 'USDC', amount: '100000' }]);
     await t.send(marketMaker, t.tokens.USDC, encodeFunctionData({ abi: ERC20, functionName: 'approve', args: [app.networks[0]!.settlement, maxUint256] }));
@@ -166,23 +168,25 @@ describe('solver engines over the Solver Engine API', () => {
 
   it('the built-in engines answer over HTTP exactly as in process, with solutions valid under the document', async () => {
     const network = app.networks[0]!;
-    const auction = received.get('zero')!.at(-1)!;
+    // an auction the node sent, with a deadline still ahead (engines answer nothing past it)
+    const auction = { ...received.get('zero')!.at(-1)!, deadline: new Date(Date.now() + 60_000).toISOString() };
     for (const name of ['amm-router', 'cow-matcher'] as const) {
-      const inProcess = await new EngineService(builtInEngine(name, network)).solve(auction);
+      const inProcess = JSON.parse(await new EngineService(builtInEngine(name, network)).solve(auction));
       for (const path of [`/solvers/${name}/solve`, `/devnet/solvers/${name}/solve`]) {
-        const res = await call(app.baseUrl, 'POST', path, auction);
+        const res = await call(app.baseUrl, 'POST', path, auction, auth);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(res.body, inProcess);
         if (upstream) assert.ok(upstream.solveResponse(res.body), upstream.errors(upstream.solveResponse));
       }
     }
-    const routed = (await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', auction)).body as { solutions: unknown[] };
+    const routed = (await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', auction, auth)).body as { solutions: unknown[] };
     assert.ok(routed.solutions.length > 0, 'the router answers the auction with a solution');
-    const bad = await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', { ...auction, effectiveGasPrice: '12abc' });
+    const bad = await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', { ...auction, effectiveGasPrice: '12abc' }, auth);
     assert.equal(bad.status, 400);
     assert.match((bad.body as { message: string }).message, /effectiveGasPrice/);
-    assert.equal((await call(app.baseUrl, 'POST', '/solvers/nobody/solve', auction)).status, 404);
-    const notify = await call(app.baseUrl, 'POST', '/solvers/amm-router/notify', { auctionId: auction.id, solutionId: 0, kind: 'success' });
+    assert.equal((await call(app.baseUrl, 'POST', '/solvers/nobody/solve', auction, auth)).status, 404);
+    assert.equal((await call(app.baseUrl, 'POST', '/solvers/amm-router/solve', auction)).status, 401, 'not without the token');
+    const notify = await call(app.baseUrl, 'POST', '/solvers/amm-router/notify', { auctionId: auction.id, solutionId: 0, kind: 'success' }, auth);
     assert.equal(notify.status, 200);
   });
 });

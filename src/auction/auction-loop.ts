@@ -7,9 +7,11 @@
  *
  * One cycle runs at a time; blocks that arrive meanwhile collapse into one more cycle on the newest block.
  *
- * When no solution's settlement simulates, the orders that make the best one revert are looked for
- * (`findFailingOrders`), excluded for `exclusionBlocks` blocks with a `filtered` order event naming why, and the
- * competition runs again in the same auction without them, so one bad order no longer blocks its batch.
+ * When no solution's settlement simulates, the orders that make the best one revert — alone or in combination — are
+ * looked for (`findFailingOrders`), excluded for `exclusionBlocks` blocks with a `filtered` order event naming why,
+ * and the competition runs again in the same auction without them, so one bad order no longer blocks its batch.
+ * When an engine's merged solution fails but one of its parts wins, the same search runs after the auction. Tokens
+ * whose orders keep failing are left out of auctions for a while (`BadTokenDetector`).
  *
  * The loop builds nothing itself: the composition root (src/loops.ts, `wireAuctionLoop`) gives it its builder,
  * stores, solvers and driver.
@@ -24,6 +26,7 @@ import type { BlockHead } from '../chain/block-feed.js';
 import { runCompetition, type RankedSolution } from '../solver/competition.js';
 import type { Driver, PreparedSettlement, SettlementOutcome } from '../solver/driver.js';
 import { findFailingOrders } from '../solver/failing-orders.js';
+import { BadTokenDetector } from './bad-tokens.js';
 import type { Solution, Solver } from '../solver/solution.js';
 import type { AuctionBuilder } from './build-auction.js';
 import type { AuctionStore } from './auction-store.js';
@@ -84,6 +87,10 @@ export interface AuctionLoopOptions {
    * API's `notifyEngines`, so external engines learn how their solutions fared); default: nobody.
    */
   afterCompetition?: ((ranked: RankedSolution[], settlement: Promise<SettlementOutcome> | null) => Promise<void>) | null;
+  /** whether a solution is the merge of one engine's parts (the Solver Engine API knows; default: none is) */
+  isMergedSolution?: ((solution: Solution) => boolean) | null;
+  /** tokens that keep making settlements fail are left out for a while (default: a detector with its defaults) */
+  badTokens?: BadTokenDetector;
 }
 
 /** Holds auctions back while `paused` (shared by every auction loop of a node, across restarts of the loops). */
@@ -127,6 +134,7 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
   const everyBlocks = Math.max(1, options.everyBlocks ?? 1);
   const deadlineBlocks = options.deadlineBlocks ?? 10;
   const exclusionBlocks = options.exclusionBlocks ?? 20;
+  const badTokens = options.badTokens ?? new BadTokenDetector();
   if (!driver) logger.warn({ chainId }, 'auction: no solver account for this network; auctions and competitions run, nothing is settled');
 
   const listeners = new Set<(report: CycleReport) => void>();
@@ -164,24 +172,44 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
     const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
     if (!driver) return { ranked, plan };
-    // only when nothing could win: a solution that fails while another settles its orders blames its solver (which
-    // hears `simulationFailed`), not the orders; and bisecting re-asks the solver, which an external engine answers slowly
-    if (ranked.some((r) => r.isWinner)) return { ranked, plan };
-    const failed = ranked.find((r) => r.filteredOut && r.reason?.startsWith('simulation:'));
+    const winner = ranked.find((r) => r.isWinner);
+    // the best solution that failed to simulate, when it is a merge of an engine's parts (one of which may have won:
+    // the orders that cannot settle together are looked for after this auction) or nothing won at all (now, and the
+    // competition runs again without them). A single solution that fails while another wins blames its solver (which
+    // hears `simulationFailed`), not the orders; bisecting re-asks the solver, which an external engine answers slowly.
+    const failed = ranked.find((r) => r.filteredOut && r.reason?.startsWith('simulation:') && (!winner || (r.ranking < winner.ranking && options.isMergedSolution?.(r.solution))));
     const solver = failed && solvers.find((s) => s.name === failed.solution.solver);
     if (!failed || !solver) return { ranked, plan };
-    const bad = await findFailingOrders(auction, solver, failed.solution, (s) => driver.prepare(s, auction.id));
-    if (bad.length === 0) return { ranked, plan };
-    const excluded: ExcludedOrder[] = bad.map((b) => ({ uid: b.uid, label: 'filtered', reason: `simulation_failed: ${b.reason.replace(/^simulation: /, '')}`.slice(0, 300) }));
-    await exclusions.exclude(excluded, head + exclusionBlocks);
-    await lifecycle.afterExclusion(excluded);
-    logger.warn({ chainId, auctionId: auction.id, excluded: excluded.map((e) => e.uid), untilBlock: head + exclusionBlocks }, 'auction: orders that make the settlement revert are left out for a while');
-    const out = new Set(excluded.map((e) => e.uid));
+    if (winner) {
+      void track(excludeFailing(auction, head, solver, failed.solution).catch((err) => logger.warn({ chainId, err }, 'auction: looking for failing orders failed')));
+      return { ranked, plan };
+    }
+    const out = await excludeFailing(auction, head, solver, failed.solution);
+    if (out.size === 0) return { ranked, plan };
     plan = null;
     const again = await runCompetition({ ...auction, orders: auction.orders.filter((o) => !out.has(o.uid)) }, solvers, accept, logger, gasPrice);
     // the record keeps the solutions that failed, after the new ones
     const all = [...again, ...ranked.filter((r) => r.filteredOut)].map((r, i) => ({ ...r, ranking: i + 1 }));
     return { ranked: all, plan };
+  }
+
+  /**
+   * Finds the orders that make `failed` revert (alone, or a combination of them), excludes them for a while with
+   * an order event, and blames their tokens to the bad-token detector. Returns the excluded uids.
+   */
+  async function excludeFailing(auction: Auction, head: number, solver: Solver, failed: Solution): Promise<Set<Hex>> {
+    const bad = await findFailingOrders(auction, solver, failed, (s) => driver!.prepare(s, auction.id));
+    if (bad.length === 0) return new Set();
+    const reasonOf = (b: (typeof bad)[number]) => `simulation_failed: ${b.with.length > 0 ? `together with ${b.with.join(', ')}: ` : ''}${b.reason.replace(/^simulation: /, '')}`.slice(0, 300);
+    const excluded: ExcludedOrder[] = bad.map((b) => ({ uid: b.uid, label: 'filtered', reason: reasonOf(b) }));
+    await exclusions.exclude(excluded, head + exclusionBlocks);
+    await lifecycle.afterExclusion(excluded);
+    logger.warn({ chainId, auctionId: auction.id, excluded: excluded.map((e) => e.uid), untilBlock: head + exclusionBlocks }, 'auction: orders that make the settlement revert are left out for a while');
+    const byUid = new Map(auction.orders.map((o) => [o.uid, o]));
+    const tokens = bad.flatMap((b) => [b.uid, ...b.with]).flatMap((uid) => (byUid.has(uid) ? [byUid.get(uid)!.sellToken, byUid.get(uid)!.buyToken] : []));
+    const newlyBad = badTokens.blame(tokens, auction.id, head);
+    if (newlyBad.length > 0) logger.warn({ chainId, tokens: newlyBad, auctionId: auction.id }, 'auction: tokens that keep making settlements fail are left out for a while');
+    return new Set(excluded.map((e) => e.uid));
   }
 
   async function cycle(block: { number: bigint; timestamp: bigint }): Promise<CycleReport> {
@@ -194,6 +222,14 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     const buildStarted = performance.now();
     const built = await builder.build(block, inFlight);
     const buildSeconds = (performance.now() - buildStarted) / 1000;
+    // orders of tokens the bad-token detector holds out
+    const badNow = badTokens.bad(head);
+    if (badNow.size > 0) {
+      const keep = built.auction.orders.filter((o) => !badNow.has(o.sellToken) && !badNow.has(o.buyToken));
+      const held = built.auction.orders.filter((o) => !keep.includes(o));
+      built.auction = { ...built.auction, orders: keep };
+      built.excluded = [...built.excluded, ...held.map((o): ExcludedOrder => ({ uid: o.uid, label: 'filtered', reason: 'bad_token' }))];
+    }
     const auction = await auctions.save(built.auction);
     await lifecycle.afterAuction(
       auction.orders.map((o) => o.uid),

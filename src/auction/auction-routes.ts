@@ -39,7 +39,8 @@ export function registerAuctionRoutes(server: HttpServer, reads: AuctionReads): 
   const notFound = () => new OrderBookError('NotFound', 'solver competition not found');
   const byId = async (id: string): Promise<StoredCompetition> => {
     const n = BigInt(id);
-    if (n > MAX_I64) throw notFound();
+    // our auction ids are JavaScript integers: anything beyond them (up to and past i64) is simply absent
+    if (n > MAX_I64 || n > BigInt(Number.MAX_SAFE_INTEGER)) throw notFound();
     const found = await reads.competitions.byAuctionId(Number(n));
     if (!found) throw notFound();
     return found;

@@ -162,6 +162,23 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ SOLVER_TIME_LIMIT_MS: '10' }), /SOLVER_TIME_LIMIT_MS: expected an integer from 100 to 60000/);
   });
 
+  it('SOLVERS: plain http only for engines on loopback, https elsewhere (issue 19)', () => {
+    for (const url of ['http://127.0.0.1:9000', 'http://localhost:9000', 'http://[::1]:9000', 'https://engine.example.org', 'https://10.0.0.5:9000']) {
+      assert.equal(loadConfig({ SOLVERS: `mine=${url}` }).solvers.engines[0]!.url, url);
+    }
+    for (const url of ['http://engine.example.org', 'http://10.0.0.5:9000', 'http://127.0.0.1.example.org', 'http://[::ffff:7f00:1]']) {
+      assert.throws(() => loadConfig({ SOLVERS: `mine=${url}` }), /^ConfigError: SOLVERS: expected .*https for engines not on loopback/, url);
+    }
+  });
+
+  it('SOLVER_ENGINE_TOKEN: unset serves no engine routes; a short or spaced token is refused and never echoed', () => {
+    assert.equal(loadConfig({}).solverEngineToken, null);
+    assert.equal(loadConfig({ SOLVER_ENGINE_TOKEN: ' 0123456789abcdef-token ' }).solverEngineToken, '0123456789abcdef-token');
+    for (const bad of ['short-token', 'has a space in the middle']) {
+      assert.throws(() => loadConfig({ SOLVER_ENGINE_TOKEN: bad }), (err: unknown) => err instanceof ConfigError && /^SOLVER_ENGINE_TOKEN: expected 16 to 512 printable/.test(err.message) && !err.message.includes(bad));
+    }
+  });
+
   it('notifications: defaults, durations, and one-line errors', () => {
     const d = loadConfig({}).notifications;
     assert.deepEqual(d, { confirmations: null, priceImprovementBps: 1, maxAgeMs: 86_400_000, backoffBaseMs: 1000, backoffCapMs: 60_000, leaseMs: 30_000, pollIntervalMs: 1000, concurrency: 8 });

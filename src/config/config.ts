@@ -40,6 +40,11 @@ export interface Config {
   solverPrivateKey: `0x${string}` | null;
   /** SOLVERS / SOLVER_TIME_LIMIT_MS: the competing solver engines (none listed: the built-ins) and their time per auction */
   solvers: SolversConfig;
+  /**
+   * SOLVER_ENGINE_TOKEN: the bearer token of our built-in engines' HTTP routes (`/solvers/{name}/solve`); null: those
+   * routes are not served (the driver still runs the built-ins in process)
+   */
+  solverEngineToken: string | null;
   redisUrl: string | null;
   /** prefix of every Redis key and channel, so several deployments can share one Redis */
   redisKeyPrefix: string;
@@ -238,7 +243,24 @@ function solverPrivateKey(env: Env): `0x${string}` | null {
   return key.toLowerCase() as `0x${string}`;
 }
 
-/** SOLVERS: comma-separated `name=url` (an external engine) or a built-in name; unset: both built-ins. */
+/** SOLVER_ENGINE_TOKEN: at least 16 printable characters without spaces (it goes in a header); never echoed. */
+function solverEngineToken(env: Env): string | null {
+  const token = str(env, 'SOLVER_ENGINE_TOKEN');
+  if (token === null) return null;
+  if (!/^[\x21-\x7e]{16,512}$/.test(token)) throw new ConfigError('SOLVER_ENGINE_TOKEN', '16 to 512 printable ASCII characters without spaces', '(hidden)');
+  return token;
+}
+
+/** Loopback hosts, where an engine may be reached over plain http. */
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * SOLVERS: comma-separated `name=url` (an external engine) or a built-in name; unset: both built-ins. An engine's
+ * solutions and our auctions travel over its URL: https unless the engine is on loopback.
+ */
 function solvers(env: Env): SolversConfig {
   const raw = str(env, 'SOLVERS');
   const engines: SolversConfig['engines'] = [];
@@ -260,6 +282,7 @@ function solvers(env: Env): SolversConfig {
       parsed = null;
     }
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError('SOLVERS', expected, part);
+    if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) throw new ConfigError('SOLVERS', `${expected}; https for engines not on loopback`, part);
     engines.push({ name, url: target.replace(/\/+$/, '') });
   }
   return { engines, timeLimitMs: int(env, 'SOLVER_TIME_LIMIT_MS', 2_000, 100, 60_000) };
@@ -307,6 +330,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     solverPrivateKey: solverPrivateKey(env),
     solvers: solvers(env),
+    solverEngineToken: solverEngineToken(env),
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX') ?? 'batchbook:',
     amqpUrl: url(env, 'AMQP_URL', ['amqp', 'amqps']),

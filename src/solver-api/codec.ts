@@ -73,8 +73,20 @@ const auctionCodec = codec<SolverAuction, WireAuction>('auction', Auction);
 const solveResponseCodec = codec<SolverSolveResponse, unknown>('solutions', SolveResponse);
 const notificationCodec = codec<WireNotification, unknown>('notification', Notification);
 
+/**
+ * What the schema cannot say: every order's signed amounts (`fullSellAmount`, or `sellAmount` without it, and
+ * `fullBuyAmount`) are positive — engines divide by them.
+ */
+function checkSignedAmounts(auction: SolverAuction): SolverAuction {
+  auction.orders.forEach((o, i) => {
+    if ((o.fullSellAmount ?? o.sellAmount) === 0n) throw new CodecError(`auction.orders.${i}.${o.fullSellAmount === undefined ? 'sellAmount' : 'fullSellAmount'}: the signed sell amount must be positive`);
+    if (o.fullBuyAmount === 0n) throw new CodecError(`auction.orders.${i}.fullBuyAmount: the signed buy amount must be positive`);
+  });
+  return auction;
+}
+
 /** A `POST /solve` body (JSON text, bytes or parsed JSON) → the decoded auction; CodecError when malformed. */
-export const decodeAuction = (input: unknown): SolverAuction => auctionCodec.decode(input);
+export const decodeAuction = (input: unknown): SolverAuction => checkSignedAmounts(auctionCodec.decode(input));
 /** The decoded auction → the JSON value sent as the `POST /solve` body. */
 export const encodeAuction = (auction: SolverAuction): WireAuction => auctionCodec.encode(auction);
 /** A `/solve` answer → decoded solutions; CodecError when malformed. */

@@ -6,7 +6,7 @@
  * (`checkSolution`): a refused one still competes as a filtered-out entry carrying the engine's name and why,
  * and the engine is told the notify kind once the competition is over (`notifyEngines`). Several valid
  * solutions of one engine over distinct orders compete merged into one (as production's driver merges them)
- * when together they still pass the checks; else each on its own.
+ * when together they still pass the checks, and each on its own as well (ranked below the merge by score).
  */
 import type { Address } from 'viem';
 import type { Auction } from '../solver/auction-types.js';
@@ -36,20 +36,54 @@ export class EngineHttpError extends Error {
   }
 }
 
-/** An engine behind HTTP, called as production's driver calls it. */
-export function httpTransport(baseUrl: string, notifyTimeoutMs = 2_000): EngineTransport {
+/** The most of an engine's `/solve` answer that is read (an answer as large as the largest auction we accept). */
+export const MAX_ENGINE_ANSWER_BYTES = 8 * 1024 * 1024;
+
+export class EngineAnswerTooLargeError extends Error {
+  constructor(max: number) {
+    super(`answer larger than ${max} bytes`);
+    this.name = 'EngineAnswerTooLargeError';
+  }
+}
+
+/** A response body as text, refused (and its connection dropped) once it passes `maxBytes`. */
+export async function readCapped(res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new EngineAnswerTooLargeError(maxBytes);
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new EngineAnswerTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** An engine behind HTTP, called as production's driver calls it; its answers are read up to `maxAnswerBytes`. */
+export function httpTransport(baseUrl: string, notifyTimeoutMs = 2_000, maxAnswerBytes = MAX_ENGINE_ANSWER_BYTES): EngineTransport {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     describe: base,
     async solve({ body }, signal) {
       const res = await fetch(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
-      const text = await res.text();
+      const text = await readCapped(res, maxAnswerBytes);
       if (res.status !== 200) throw new EngineHttpError(res.status, text);
       return text;
     },
     async notify(notification) {
       const res = await fetch(`${base}/notify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(notification), signal: AbortSignal.timeout(notifyTimeoutMs) });
-      await res.arrayBuffer().catch(() => {});
+      await res.body?.cancel().catch(() => {});
     },
   };
 }
@@ -58,12 +92,13 @@ export function httpTransport(baseUrl: string, notifyTimeoutMs = 2_000): EngineT
 export function localTransport(service: EngineService): EngineTransport {
   return {
     describe: 'in-process',
-    async solve({ wire }, signal) {
+    async solve({ body }, signal) {
       signal.throwIfAborted();
       return new Promise((resolve, reject) => {
         const abort = () => reject(signal.reason);
         signal.addEventListener('abort', abort, { once: true });
-        service.solve(wire).then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+        // the JSON text: a worker thread takes it as it is (no structured copy of the decoded auction)
+        service.solve(body).then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
       });
     },
     async notify(notification) {
@@ -169,9 +204,10 @@ export class EngineSolver implements Solver {
         out.push(withOrigin(this.refused(checked.reason), { ...origin, kind: checked.kind }));
       }
     }
-    // several solutions over distinct orders compete as one, when together they still hold
+    // several solutions over distinct orders compete as one, when together they still hold; the parts compete too,
+    // after it: when the merge fails to simulate (two orders that cannot settle together), a part may still win
     const merged = mergeSolutions(valid);
-    if (merged && holds(merged)) return [withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }), ...out];
+    if (merged && holds(merged)) return [withOrigin(merged, { engine: this, auctionId, solutionIds: valid.map((s) => originOf(s)!.solutionIds[0]), merged: true }), ...valid, ...out];
     return [...valid, ...out];
   }
 

@@ -4,7 +4,7 @@
  * reference prices as native prices; the `constantProduct` liquidity as the pool reserves), and answers wire
  * solutions, each with one uniform clearing price per traded token:
  * - `cow-matcher`: the coincidence-of-wants matcher, its solution with its own clearing prices;
- * - `amm-router`: the AMM router run directed pair by directed pair (oldest order first) over one copy of the
+ * - `amm-router`: the AMM router run directed pair by directed pair (most generous limit first) over one copy of the
  *   auction's pools, so each pair's route sees the pools as the earlier routes left them; one solution per pair,
  *   every order of the pair at one price pair (falling back to one solution per order when the aggregate does
  *   not route); the driver merges an engine's solutions over distinct orders, as production does.
@@ -14,12 +14,12 @@
 import type { Address } from 'viem';
 import type { Auction, SolvableOrder } from '../solver/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
-import { AmmRouter } from '../solver/amm-router.js';
+import { AmmRouter, candidateOrder } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';
 import { contractExecution } from '../solver/encode-solution.js';
 import { InvalidSolutionError, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
 import { PoolSnapshot } from '../solver/uniswap-v2-pools.js';
-import { decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
+import { CodecError, decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
 import { fromSolverOrder } from './orders.js';
 import type { SolverAuction, SolverInteraction, SolverSolution, WireNotification } from './schemas.js';
 
@@ -28,7 +28,8 @@ export type BuiltInEngineName = (typeof BUILT_IN_ENGINES)[number];
 
 export interface SolverEngine {
   readonly name: string;
-  solve(auction: SolverAuction): Promise<SolverSolution[]>;
+  /** `stopAt` (epoch ms): answer with what is found by then (the auction's deadline, less a margin) */
+  solve(auction: SolverAuction, stopAt?: number): Promise<SolverSolution[]>;
 }
 
 /** What an engine of a network needs to know that the auction does not say. */
@@ -73,6 +74,7 @@ export function poolSnapshot(auction: SolverAuction): PoolSnapshot {
     const entries = Object.entries(l.tokens).map(([t, r]) => [lower(t), r.balance] as const);
     if (entries.length !== 2) continue;
     const [[a, ra], [b, rb]] = entries[0][0] < entries[1][0] ? entries : [entries[1], entries[0]];
+    if (ra === 0n || rb === 0n) continue; // an empty pool prices nothing (and would divide by zero)
     pools.set(`${a}-${b}`, { address: lower(l.address), token0: a, reserve0: ra, reserve1: rb });
   }
   return new PoolSnapshot(pools as never);
@@ -157,8 +159,8 @@ export class CowMatcherEngine implements SolverEngine {
   private readonly matcher = new CowMatcher();
   constructor(private readonly network: Pick<EngineNetwork, 'chainId' | 'settlement'>) {}
 
-  async solve(auction: SolverAuction): Promise<SolverSolution[]> {
-    return numbered(await this.matcher.solve(internalAuction(auction, this.network)));
+  async solve(auction: SolverAuction, stopAt?: number): Promise<SolverSolution[]> {
+    return numbered(await this.matcher.solve(internalAuction(auction, this.network), stopAt));
   }
 }
 
@@ -174,7 +176,8 @@ export class AmmRouterEngine implements SolverEngine {
     private readonly maxTrades = 20,
   ) {}
 
-  async solve(auction: SolverAuction): Promise<SolverSolution[]> {
+  async solve(auction: SolverAuction, stopAt?: number): Promise<SolverSolution[]> {
+    const late = () => stopAt !== undefined && Date.now() >= stopAt;
     const amm = this.network.amm;
     if (!amm) return [];
     const internal = internalAuction(auction, this.network);
@@ -189,9 +192,9 @@ export class AmmRouterEngine implements SolverEngine {
       pools: { snapshot: async () => snapshot },
       maxTrades: this.maxTrades,
     });
-    // directed pairs, oldest order first
+    // directed pairs, the most generous limit first, then the oldest (not by age alone: candidateOrder)
     const byPair = new Map<string, SolvableOrder[]>();
-    const orders = [...internal.orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1));
+    const orders = [...internal.orders].sort(candidateOrder(internal.prices, this.network.wrappedNative));
     for (const order of orders) {
       const key = `${order.sellToken.toLowerCase()}>${order.buyToken.toLowerCase()}`;
       byPair.set(key, [...(byPair.get(key) ?? []), order]);
@@ -206,7 +209,7 @@ export class AmmRouterEngine implements SolverEngine {
       solutions.push(solution);
     };
     for (const group of byPair.values()) {
-      if (trades >= this.maxTrades) break;
+      if (trades >= this.maxTrades || late()) break;
       const [aggregate] = await router.solve({ ...internal, orders: group.slice(0, this.maxTrades - trades) });
       if (aggregate && aggregate.trades.length > 0 && wireSolution(aggregate, 0)) {
         take(aggregate);
@@ -214,7 +217,7 @@ export class AmmRouterEngine implements SolverEngine {
       }
       // the aggregate did not route or cannot go on the wire: each order on its own, as far as the pool allows
       for (const order of group) {
-        if (trades >= this.maxTrades) break;
+        if (trades >= this.maxTrades || late()) break;
         const [alone] = await router.solve({ ...internal, orders: [order] });
         if (alone && alone.trades.length === 1) take(alone);
       }
@@ -248,35 +251,105 @@ export class EngineBusyError extends Error {
   }
 }
 
-/** The codec and a bound on concurrent auctions in front of an engine. */
+/** The most an auction from an outside caller may hold (issue 19): beyond these it is refused with 400. */
+export interface AuctionLimits {
+  orders: number;
+  tokens: number;
+  liquidity: number;
+}
+
+export const AUCTION_LIMITS: AuctionLimits = { orders: 5_000, tokens: 10_000, liquidity: 5_000 };
+
+/** CodecError when the parsed auction holds more than `limits` allow (checked before it is decoded). */
+export function checkAuctionLimits(value: unknown, limits: AuctionLimits): void {
+  if (typeof value !== 'object' || value === null) return; // the codec names what is wrong
+  const v = value as { orders?: unknown; tokens?: unknown; liquidity?: unknown };
+  const over = (what: string, n: number, max: number) => {
+    if (n > max) throw new CodecError(`auction.${what}: ${n} entries, at most ${max} are accepted`);
+  };
+  if (Array.isArray(v.orders)) over('orders', v.orders.length, limits.orders);
+  if (Array.isArray(v.liquidity)) over('liquidity', v.liquidity.length, limits.liquidity);
+  if (typeof v.tokens === 'object' && v.tokens !== null) {
+    let n = 0;
+    for (const _ in v.tokens) if (++n > limits.tokens) over('tokens', n, limits.tokens);
+  }
+}
+
+/** When an engine stops looking for more (epoch ms): a margin before the deadline, for encoding and the way back. */
+export function stopTimeOf(deadline: number, now: number): number {
+  return deadline - Math.min(500, Math.max(0, deadline - now) / 5);
+}
+
+/**
+ * One `/solve` body through an engine: JSON text (or a parsed value) → limits → decoded auction → `onDeadline`
+ * told the auction's deadline → solutions found by the stop time → the `{solutions}` JSON text. CodecError when
+ * the body is malformed or over the limits. Runs wherever it is called (a worker thread for the built-ins).
+ */
+export async function solveBody(engine: SolverEngine, body: unknown, options: { limits?: AuctionLimits | null; onDeadline?: (deadline: number) => void } = {}): Promise<string> {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch (err) {
+      throw new CodecError(`auction: malformed JSON (${(err as Error).message})`);
+    }
+  }
+  if (options.limits) checkAuctionLimits(value, options.limits);
+  const auction = decodeAuction(value);
+  const deadline = Date.parse(auction.deadline);
+  options.onDeadline?.(deadline);
+  const solutions = await engine.solve(auction, stopTimeOf(deadline, Date.now()));
+  return JSON.stringify(encodeSolveResponse({ solutions }));
+}
+
+/** An engine that takes the `/solve` body itself (the built-ins on worker threads: `engine-threads.ts`). */
+export interface BodySolver {
+  readonly name: string;
+  /** resolves with the `{solutions}` JSON text; CodecError when the body is malformed or over the limits */
+  solveBody(body: unknown, limits: AuctionLimits | null): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The codec, the limits and a bound on concurrent auctions in front of an engine. */
 export class EngineService {
   private active = 0;
   readonly notifications: WireNotification[] = [];
 
   constructor(
-    readonly engine: SolverEngine,
-    /** auctions solved at once; one more is refused with EngineBusyError (HTTP 429) */
+    readonly engine: SolverEngine | BodySolver,
+    /** auctions solved at once; one more is refused with EngineBusyError (HTTP 429) before its body is read */
     private readonly maxConcurrent = 2,
   ) {}
 
-  /** A `/solve` body (JSON text or value) → the `{solutions}` JSON value. CodecError when malformed. */
-  async solve(body: unknown): Promise<unknown> {
-    const auction = decodeAuction(body);
+  get name(): string {
+    return this.engine.name;
+  }
+
+  /**
+   * A `/solve` body (JSON text or value) → the `{solutions}` JSON text. CodecError when malformed or (with
+   * `limits`, for outside callers) too large; EngineBusyError past the concurrency bound.
+   */
+  async solve(body: unknown, limits: AuctionLimits | null = null): Promise<string> {
     if (this.active >= this.maxConcurrent) throw new EngineBusyError(this.engine.name);
     this.active++;
     try {
-      return encodeSolveResponse({ solutions: await this.engine.solve(auction) });
+      if ('solveBody' in this.engine) return await this.engine.solveBody(body, limits);
+      return await solveBody(this.engine, body, { limits });
     } finally {
       this.active--;
     }
   }
 
-  /** A `/notify` body: checked and kept (the last 100). */
+  /** `/notify` body: checked and kept (the last 100). */
   notify(body: unknown): WireNotification {
     const n = decodeNotification(body);
     this.notifications.push(n);
     if (this.notifications.length > 100) this.notifications.shift();
     return n;
   }
-}
 
+  /** Ends the engine's threads, if it has any. */
+  async close(): Promise<void> {
+    if ('solveBody' in this.engine) await this.engine.close();
+  }
+}

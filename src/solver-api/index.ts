@@ -13,7 +13,8 @@ import type { Address } from 'viem';
 import type { ChainNetwork } from '../chain/network.js';
 import { AuctionEncoder } from './auction-encoder.js';
 import { EngineSolver, httpTransport, localTransport, type EngineLogger } from './engine-client.js';
-import { builtInEngine, BUILT_IN_ENGINES, EngineService, type BuiltInEngineName } from './engines.js';
+import { BUILT_IN_ENGINES, EngineService, type BuiltInEngineName } from './engines.js';
+import { ThreadedEngine } from './engine-threads.js';
 
 export { registerSolverEngineRoutes } from './routes.js';
 export { notifyEngines, EngineSolver, originOf } from './engine-client.js';
@@ -36,11 +37,22 @@ export interface SolverEngines {
   solvers: EngineSolver[];
   /** the built-in engines served over HTTP on this network, by name */
   services: Map<string, EngineService>;
+  /** ends the built-in engines' worker threads */
+  close(): Promise<void>;
 }
 
 export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesConfig, options: { logger?: EngineLogger; now?: () => number } = {}): SolverEngines {
-  const engineNetwork = { chainId: network.chainId, client: network.client, settlement: network.settlement, amm: network.amm, connectors: network.connectors, wrappedNative: network.wrappedNative };
-  const services = new Map<string, EngineService>(BUILT_IN_ENGINES.map((name) => [name, new EngineService(builtInEngine(name, engineNetwork))]));
+  // the built-ins solve on worker threads (engine-threads.ts): never on the event loop
+  const threadNetwork = { chainId: network.chainId, settlement: network.settlement, amm: network.amm, connectors: network.connectors, wrappedNative: network.wrappedNative };
+  const services = new Map<string, EngineService>(BUILT_IN_ENGINES.map((name) => [name, new EngineService(new ThreadedEngine(name, threadNetwork))]));
+  const driverServices: EngineService[] = [];
+  const driverService = (name: BuiltInEngineName) => {
+    const engine = new ThreadedEngine(name, threadNetwork);
+    engine.warm(); // the driver's auctions come every block: its thread loads now, not during the first one
+    const service = new EngineService(engine, 1_000);
+    driverServices.push(service);
+    return service;
+  };
   const encoder = new AuctionEncoder(network, config.timeLimitMs, options.now);
   const forbiddenTargets = [network.settlement, network.vaultRelayer].map((a) => a.toLowerCase() as Address);
   const entries = config.engines.length > 0 ? config.engines : BUILT_IN_ENGINES.map((name) => ({ name, url: null }));
@@ -49,7 +61,7 @@ export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesC
       new EngineSolver({
         name: e.name,
         // the driver's own built-ins get their own instances (HTTP callers never make the driver's auctions wait)
-        transport: e.url ? httpTransport(e.url) : localTransport(new EngineService(builtInEngine(e.name as BuiltInEngineName, engineNetwork), 1_000)),
+        transport: e.url ? httpTransport(e.url) : localTransport(driverService(e.name as BuiltInEngineName)),
         encoder,
         settlement: network.settlement,
         forbiddenTargets,
@@ -57,5 +69,5 @@ export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesC
         now: options.now,
       }),
   );
-  return { solvers, services };
+  return { solvers, services, close: async () => void (await Promise.all([...services.values(), ...driverServices].map((s) => s.close()))) };
 }

@@ -3,7 +3,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Address } from 'viem';
+import { encodeFunctionData, maxUint256, parseAbi, type Address, type Hex } from 'viem';
+
+const GRANT_ABI = parseAbi(['function approve(address, uint256) returns (bool)', 'function increaseAllowance(address, uint256) returns (bool)']);
 import { A, B, E18, testOrder } from '../../test/fixtures/solver-auctions.js';
 import type { Auction } from '../solver/auction-types.js';
 import { getAmountOut } from '../solver/uniswap-v2-pools.js';
@@ -76,6 +78,24 @@ describe('engine solution checks', () => {
     const ok = checkSolution('mine', solution({ interactions: [{ ...custom(pool.address as Address), allowances: [{ token: A, spender: pool.address, amount: E18 }] }] }), ctx);
     assert.ok(ok.ok, 'a declared custom call with its allowance is fine');
     if (ok.ok) assert.equal(ok.solution.interactions.intra.length, 2);
+  });
+
+  it('refuses allowances to anyone but the auction liquidity, unless set back to 0 in the same settlement (issue 19)', () => {
+    const attacker = '0x00000000000000000000000000000000000a77ac' as Address;
+    const approve = (spender: Address, amount: bigint) => encodeFunctionData({ abi: GRANT_ABI, functionName: 'approve', args: [spender, amount] });
+    const increase = encodeFunctionData({ abi: GRANT_ABI, functionName: 'increaseAllowance', args: [attacker, 1n] });
+    const call = (target: Address, callData: Hex, declared = false) => ({ kind: 'custom' as const, target, value: 0n, callData, allowances: [], inputs: declared ? [{ token: A, amount: E18 }] : [], outputs: declared ? [{ token: B, amount: out }] : [] });
+    const swap = call(pool.address as Address, '0x', true);
+    // asked for through the API's allowances field
+    refused(solution({ interactions: [{ ...swap, allowances: [{ token: A, spender: attacker, amount: maxUint256 }] }] }), 'fail', /not a known liquidity spender/);
+    // or as a plain call on the token, anywhere in the settlement
+    refused(solution({ interactions: [swap, call(A, approve(attacker, maxUint256))] }), 'fail', /allowance of 0x0{38}aa to 0x0{35}a77ac, which is not a known liquidity spender, is left open/);
+    refused(solution({ interactions: [swap], postInteractions: [{ target: A, value: 0n, callData: approve(attacker, maxUint256) }] }), 'fail', /not a known liquidity spender/);
+    refused(solution({ interactions: [swap, call(A, increase)] }), 'fail', /not a known liquidity spender/);
+    // set back to 0 later (of the same token): fine; to the auction's router: fine
+    assert.ok(checkSolution('mine', solution({ interactions: [call(A, approve(attacker, E18)), swap, call(A, approve(attacker, 0n))] }), ctx).ok);
+    assert.ok(checkSolution('mine', solution({ interactions: [call(A, approve(pool.router as Address, E18)), swap] }), ctx).ok);
+    refused(solution({ interactions: [call(A, approve(attacker, E18)), swap, call(B, approve(attacker, 0n))] }), 'fail', /left open/);
   });
 
   it('merges solutions over distinct orders, never the same order twice', () => {

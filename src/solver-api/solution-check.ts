@@ -4,10 +4,11 @@
  * clearing price, the executed amount fits the order (all of it for fill-or-kill), the amounts the contract
  * derives from the uniform prices respect the order's limit price, `liquidity` interactions use the auction's
  * liquidity without taking more out of a pool than it gives (reserves updated swap by swap), custom calls
- * never target the settlement or the vault relayer, and the settlement ends with no less of any token than it
- * had (`verifySolution`). A refused solution comes back with the notify kind of the API and the reason.
+ * never target the settlement or the vault relayer, allowances go only to the auction's liquidity, pools or routers (or are
+ * set back to 0 later in the same settlement), and the settlement ends with no less of any token than it had
+ * (`verifySolution`, as declared; the driver's simulation checks the real balances). A refused solution comes back with the notify kind of the API and the reason.
  */
-import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
+import { decodeFunctionData, encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import type { Auction, SolvableOrder } from '../solver/auction-types.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { ceilDiv, InvalidSolutionError, verifySolution, type BalanceEffect, type Interaction, type ProposedTrade, type Solution } from '../solver/solution.js';
@@ -15,6 +16,8 @@ import { getAmountOut } from '../solver/uniswap-v2-pools.js';
 import type { NotifyKind, SolverConstantProductPool, SolverSolution } from './schemas.js';
 
 const ERC20_APPROVE = parseAbi(['function approve(address spender, uint256 amount) returns (bool)']);
+/** the ways a call from the settlement grants an allowance */
+const GRANTS = parseAbi(['function approve(address spender, uint256 amount) returns (bool)', 'function increaseAllowance(address spender, uint256 addedValue) returns (bool)']);
 const ROUTER_SWAP = parseAbi(['function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) returns (uint256[] amounts)']);
 
 export interface CheckContext {
@@ -101,8 +104,42 @@ function toSolution(engine: string, wire: SolverSolution, ctx: CheckContext): So
     interactions: { pre: (wire.preInteractions ?? []).map(call), intra, post: (wire.postInteractions ?? []).map(call) },
     interactionEffects: effects,
   };
+  checkAllowances(solution, knownSpenders(ctx));
   verifySolution(solution);
   return solution;
+}
+
+/** Who may hold an allowance from the settlement after it: the auction's liquidity (its pools and their routers). */
+function knownSpenders(ctx: CheckContext): Set<Address> {
+  return new Set([...ctx.liquidity.values()].flatMap((pool) => [lower(pool.router), lower(pool.address)]));
+}
+
+/** The allowance a call grants (`approve` / `increaseAllowance` on its target), or null. */
+function grantOf(i: Interaction): { token: Address; spender: Address; amount: bigint; revokes: boolean } | null {
+  if (!i.callData.startsWith('0x095ea7b3') && !i.callData.startsWith('0x39509351')) return null;
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: GRANTS, data: i.callData });
+    return { token: i.target, spender: lower(args[0]), amount: args[1], revokes: functionName === 'approve' && args[1] === 0n };
+  } catch {
+    return null; // not the standard arguments: no allowance through these functions
+  }
+}
+
+/**
+ * Allowances from the settlement go only to known liquidity spenders, unless a later call of the same settlement
+ * sets them back to 0: an engine can never leave the settlement's tokens open to an address of its choosing.
+ */
+function checkAllowances(solution: Solution, known: Set<Address>): void {
+  const calls = [...solution.interactions.pre, ...solution.interactions.intra, ...solution.interactions.post];
+  calls.forEach((call, n) => {
+    const grant = grantOf(call);
+    if (!grant || grant.revokes || known.has(grant.spender)) return;
+    const revoked = calls.slice(n + 1).some((later) => {
+      const g = grantOf(later);
+      return g !== null && g.revokes && g.token === grant.token && g.spender === grant.spender;
+    });
+    if (!revoked) throw new Refusal('fail', `an allowance of ${grant.token} to ${grant.spender}, which is not a known liquidity spender, is left open`);
+  });
 }
 
 function interactionsOf(wire: SolverSolution, ctx: CheckContext): { intra: Interaction[]; effects: BalanceEffect[] } {
@@ -137,6 +174,7 @@ function interactionsOf(wire: SolverSolution, ctx: CheckContext): { intra: Inter
     for (const a of i.allowances ?? []) {
       const spender = lower(a.spender);
       if (ctx.forbiddenTargets.includes(spender)) throw new Refusal('fail', `an allowance to ${spender} is not allowed`);
+      if (!knownSpenders(ctx).has(spender)) throw new Refusal('fail', `an allowance to ${spender}, which is not a known liquidity spender, is not allowed`);
       intra.push({ target: lower(a.token), value: 0n, callData: encodeFunctionData({ abi: ERC20_APPROVE, functionName: 'approve', args: [spender, a.amount] }) });
     }
     intra.push({ target, value: i.value, callData: i.callData as Hex });

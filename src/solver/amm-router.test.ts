@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { decodeFunctionData, type Address } from 'viem';
 import { PRICE_SCALE, type Auction, type SolvableOrder } from './auction-types.js';
 import type { ChainClient } from '../chain/client.js';
-import { AmmRouter, ROUTER_SWAP_ABI } from './amm-router.js';
+import { AmmRouter, candidateOrder, ROUTER_SWAP_ABI } from './amm-router.js';
 import { toSettlement } from './encode-solution.js';
 import { nonUniformDirectedPair, verifySolution } from './solution.js';
 import { PoolSnapshot } from './uniswap-v2-pools.js';
@@ -109,5 +109,18 @@ describe('AMM router: one price per directed pair', () => {
       () => verifySolution({ solver: 't', trades: split, clearingPrices: new Map(), interactions: { pre: [], intra: [], post: [] }, interactionEffects: [{ token: B, delta: 6_000n * E6 }, { token: A, delta: -2n * E18 }] }),
       /same directed pair at different prices/,
     );
+  });
+
+  it('takes candidates by how generous their limit is, then by age, not by age alone (issue 19)', () => {
+    const X = '0x00000000000000000000000000000000000000a1' as Address;
+    const Y = '0x00000000000000000000000000000000000000b2' as Address;
+    const prices = new Map<Address, bigint>([[X, PRICE_SCALE], [Y, PRICE_SCALE]]);
+    // at one to one, the oldest asks for 99 % of its value, a newer one for 90 %, another as much as the first
+    const tight = solvableOrder(1, { sellToken: X, buyToken: Y, sellAmount: 100n, buyAmount: 99n });
+    const generous = solvableOrder(2, { sellToken: X, buyToken: Y, sellAmount: 100n, buyAmount: 90n });
+    const sameAsFirst = solvableOrder(3, { sellToken: X, buyToken: Y, sellAmount: 200n, buyAmount: 198n });
+    const unpriced = solvableOrder(0, { sellToken: X, buyToken: '0x00000000000000000000000000000000000000c3', sellAmount: 100n, buyAmount: 1n });
+    const sorted = [tight, unpriced, sameAsFirst, generous].sort(candidateOrder(prices));
+    assert.deepEqual(sorted.map((o) => o.created), [2, 1, 3, 0]);
   });
 });

@@ -67,6 +67,30 @@ interface Fill {
 const lower = (a: string): Address => a.toLowerCase() as Address;
 const BPS = 10_000n;
 
+/**
+ * The order in which the router takes candidates (issue 19: not by age alone, which lets old orders that cannot
+ * settle crowd out the rest): the most generous limit first — the value of what the order sells over the value of
+ * what it asks, at the auction's native prices — then the oldest. Orders of tokens without a price come last.
+ */
+export function candidateOrder(prices: ReadonlyMap<Address, bigint>, wrappedNative?: Address | null): (x: SolvableOrder, y: SolvableOrder) => number {
+  const priceOf = (t: Address) => prices.get(t) ?? (t === BUY_ETH_ADDRESS && wrappedNative ? prices.get(lower(wrappedNative)) : undefined);
+  const valued = (o: SolvableOrder): { n: bigint; d: bigint } | null => {
+    const ps = priceOf(o.sellToken);
+    const pb = priceOf(o.buyToken);
+    return ps && pb && o.buyAmount > 0n ? { n: o.sellAmount * ps, d: o.buyAmount * pb } : null;
+  };
+  return (x, y) => {
+    const vx = valued(x);
+    const vy = valued(y);
+    if (vx && vy) {
+      const l = vx.n * vy.d;
+      const r = vy.n * vx.d;
+      if (l !== r) return l > r ? -1 : 1;
+    } else if (vx || vy) return vx ? -1 : 1;
+    return x.created - y.created || (x.uid < y.uid ? -1 : 1);
+  };
+}
+
 export class AmmRouter implements Solver {
   readonly name: string;
   private readonly pairs: Pick<PairDirectory, 'snapshot'>;
@@ -104,7 +128,7 @@ export class AmmRouter implements Solver {
 
   /** Routes the auction on the given reserves (mutated as the swaps would move them). */
   solveOn(auction: Auction, pools: PoolSnapshot): Solution[] {
-    const orders = [...auction.orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1));
+    const orders = [...auction.orders].sort(candidateOrder(auction.prices, this.options.wrappedNative));
     const groups = new Map<string, SolvableOrder[]>();
     for (const order of orders) {
       if (this.paths(order).length === 0) continue;

@@ -72,7 +72,8 @@ export class CowMatcher implements Solver {
     this.perSide = options.ordersPerSide ?? 24;
   }
 
-  async solve(auction: Auction): Promise<Solution[]> {
+  /** `stopAt` (epoch ms): pairs not matched by then are left out, the ones matched still answer. */
+  async solve(auction: Auction, stopAt?: number): Promise<Solution[]> {
     const pairs = new Map<string, { a: Address; b: Address; A: Candidate[]; B: Candidate[] }>();
     for (const order of auction.orders) {
       const cap = capOf(order);
@@ -86,6 +87,7 @@ export class CowMatcher implements Solver {
     }
     const matches: PairMatch[] = [];
     for (const pair of pairs.values()) {
+      if (stopAt !== undefined && Date.now() >= stopAt) break;
       if (pair.A.length === 0 || pair.B.length === 0) continue;
       const best = this.matchPair(pair.a, pair.b, pair.A, pair.B, auction.prices);
       if (best) matches.push(best);

@@ -1,6 +1,7 @@
 /**
- * The driver: turns the winning solution into a `settle` transaction, simulates it (`eth_call` from the solver
- * account against the real GPv2Settlement) before anything is sent, sends it from the allow-listed solver
+ * The driver: turns the winning solution into a `settle` transaction, simulates it (`eth_simulateV1` from the
+ * solver account against the real GPv2Settlement, refusing it when the settlement would end with less of any token
+ * it touches: `settlement-balances.ts`) before anything is sent, sends it from the allow-listed solver
  * account (signed locally; the account never belongs to a trader) and follows it until it lands. Each
  * submission is recorded (`SettlementSubmissions`): its orders stay out of new auctions while it is in flight;
  * a reverted or dropped one releases them for the next auction.
@@ -24,6 +25,7 @@ import type { ChainClient } from '../chain/client.js';
 import type { SettlementSubmissions, Submission } from './settlement-submissions.js';
 import { settlementCalldata } from './encode-solution.js';
 import type { Solution } from './solution.js';
+import { settlementBalanceChanges, touchedTokens } from './settlement-balances.js';
 
 export interface DriverLogger {
   info(obj: object, msg?: string): void;
@@ -141,7 +143,13 @@ export class Driver {
     const reverted = await submissions.revertedSolution(solutionHash, head - cooldown);
     if (reverted !== null) return { ok: false, reason: `the same solution reverted on chain (auction ${reverted}); not sent again for ${cooldown} blocks` };
     try {
-      await client.call({ account: account.address, to: settlement, data });
+      // the settlement's own tokens: none may end lower than it began (settlement-balances.ts)
+      const check = await settlementBalanceChanges(client, { settlement, from: account.address, data, tokens: touchedTokens(solution) });
+      if (!check.settled) await client.call({ account: account.address, to: settlement, data }); // throws why it reverts
+      if (check.settled && check.decreases.length > 0) {
+        const [d] = check.decreases;
+        return { ok: false, reason: `simulation: the settlement's balance of ${d!.token} would fall by ${d!.before - d!.after}${check.decreases.length > 1 ? ` (and ${check.decreases.length - 1} more tokens)` : ''}` };
+      }
       const estimate = await client.estimateGas({ account: account.address, to: settlement, data });
       return { ok: true, auctionId, solution, data, gas: (estimate * 13n) / 10n + 20_000n, solutionHash };
     } catch (err) {

@@ -1,0 +1,146 @@
+/**
+ * The built-in engines on worker threads (issue 19): an auction of thousands of orders takes the CoW matcher
+ * seconds of pure arithmetic, which on the event loop would stall every request and the leadership ping. A
+ * `ThreadedEngine` hands the `/solve` body (JSON text, or the parsed value) to a worker of its own, which parses,
+ * checks the limits, decodes, solves and encodes (`solveBody`); the event loop only waits. The worker says the
+ * auction's deadline as soon as it has decoded it, and the engine inside stops looking a margin before it; if the
+ * answer is still not there at the deadline, the worker is ended and the auction answered with no solution, so
+ * no caller ever waits past its deadline (at most `maxSolveMs` when the deadline is further away).
+ *
+ * Workers start on first use (or `warm()`) and one is kept idle for the next auction; they are unref'd (never keep the process
+ * alive) and ended by `close()`. The worker code is this folder's `engine-thread-main` module, loaded through
+ * tsx when running from the TypeScript sources (tests, `start:dev`) and as plain JavaScript from `dist/`.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Address } from 'viem';
+import { CodecError } from './codec.js';
+import type { AuctionLimits, BodySolver, BuiltInEngineName, EngineNetwork } from './engines.js';
+
+/** What the worker needs of the network (no client: the built-ins read pools from the auction). */
+export type ThreadNetwork = Omit<EngineNetwork, 'client'>;
+
+/** A task as the worker receives it. */
+export interface ThreadTask {
+  engine: BuiltInEngineName;
+  network: ThreadNetwork;
+  body: unknown;
+  limits: AuctionLimits | null;
+}
+
+/** What the worker answers: the deadline once decoded, then the JSON text or the refusal. */
+export type ThreadMessage = { deadline: number } | { result: string } | { codecError: string } | { error: string };
+
+const EMPTY = JSON.stringify({ solutions: [] });
+
+function workerSource(): { code: string; data: { main: string; tsx: string | null } } {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const main = new URL(`./engine-thread-main.${fromSources ? 'ts' : 'js'}`, import.meta.url).href;
+  const tsx = fromSources ? import.meta.resolve('tsx/esm/api') : null;
+  const code = `
+const { workerData } = require('node:worker_threads');
+(async () => {
+  if (workerData.tsx) (await import(workerData.tsx)).register();
+  await import(workerData.main);
+})();
+`;
+  return { code, data: { main, tsx } };
+}
+
+export interface ThreadedEngineOptions {
+  /**
+   * longest an auction may take whatever its deadline says, ms (default 60 s: the longest SOLVER_TIME_LIMIT_MS);
+   * also the bound while its deadline is not known yet (a thread still loading, a body being parsed)
+   */
+  maxSolveMs?: number;
+}
+
+export class ThreadedEngine implements BodySolver {
+  private idle: Worker | null = null;
+  private readonly busy = new Set<Worker>();
+  private closed = false;
+  private warmed = false;
+  private readonly maxSolveMs: number;
+
+  constructor(
+    readonly name: BuiltInEngineName,
+    private readonly network: ThreadNetwork,
+    options: ThreadedEngineOptions = {},
+  ) {
+    this.maxSolveMs = options.maxSolveMs ?? 60_000;
+    this.network = { chainId: network.chainId, settlement: network.settlement, amm: network.amm, connectors: [...network.connectors] as Address[], wrappedNative: network.wrappedNative };
+  }
+
+  /** Threads running now (idle or busy). */
+  get threads(): number {
+    return this.busy.size + (this.idle ? 1 : 0);
+  }
+
+  solveBody(body: unknown, limits: AuctionLimits | null): Promise<string> {
+    if (this.closed) return Promise.reject(new Error(`${this.name}: closed`));
+    const worker = this.idle ?? this.start();
+    this.idle = null;
+    this.busy.add(worker);
+    const received = Date.now();
+    return new Promise<string>((resolve, reject) => {
+      let timer: NodeJS.Timeout;
+      const settle = (end: () => void, keep: boolean) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        this.busy.delete(worker);
+        if (keep && !this.closed && this.idle === null) this.idle = worker;
+        else {
+          void worker.terminate();
+          if (this.warmed) this.warm(); // a warmed engine has its next thread ready too
+        }
+        end();
+      };
+      const stopAt = (at: number) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => settle(() => resolve(EMPTY), false), Math.max(0, at - Date.now()));
+      };
+      const onMessage = (m: ThreadMessage) => {
+        if ('deadline' in m) return stopAt(Math.min(m.deadline, received + this.maxSolveMs));
+        if ('result' in m) return settle(() => resolve(m.result), true);
+        if ('codecError' in m) return settle(() => reject(new CodecError(m.codecError)), true);
+        settle(() => reject(new Error(`${this.name}: ${m.error}`)), true);
+      };
+      const onError = (err: Error) => settle(() => reject(new Error(`${this.name}: the engine thread failed (${err.message})`)), false);
+      const onExit = (code: number) => settle(() => reject(new Error(`${this.name}: the engine thread exited (${code})`)), false);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      stopAt(received + this.maxSolveMs);
+      const task: ThreadTask = { engine: this.name, network: this.network, body, limits };
+      worker.postMessage(task);
+    });
+  }
+
+  /** Starts a thread now (its modules load meanwhile), so the first auction does not wait for them. */
+  warm(): void {
+    this.warmed = true;
+    if (!this.closed && this.idle === null) this.idle = this.start();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.busy, ...(this.idle ? [this.idle] : [])];
+    this.idle = null;
+    await Promise.all(all.map((w) => w.terminate()));
+  }
+
+  private start(): Worker {
+    const { code, data } = workerSource();
+    const worker = new Worker(code, { eval: true, workerData: data });
+    worker.unref();
+    // an idle worker that fails is simply forgotten (a busy one fails its auction through its own listeners)
+    worker.on('error', () => {
+      if (this.idle === worker) this.idle = null;
+    });
+    worker.on('exit', () => {
+      if (this.idle === worker) this.idle = null;
+    });
+    return worker;
+  }
+}
