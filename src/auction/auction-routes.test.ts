@@ -7,13 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { engines } from '../../../test/fixtures/databases.js';
-import { call } from '../../../test/fixtures/orders.js';
-import type { Database } from '../../db/connection.js';
-import { buildHttpServer, type HttpServer } from '../../http/server.js';
-import { AuctionStore } from '../../auction/auction-store.js';
-import { CompetitionStore } from '../../auction/competition-store.js';
-import { registerAuctionRoutes } from '../../auction/auction-routes.js';
+import { engines } from '../../test/fixtures/databases.js';
+import { call } from '../../test/fixtures/orders.js';
+import type { Database } from '../db/connection.js';
+import { buildHttpServer, type HttpServer } from '../http/server.js';
+import { AuctionStore } from './auction-store.js';
+import { CompetitionStore } from './competition-store.js';
+import { registerAuctionRoutes } from './auction-routes.js';
 
 for (const engine of await engines()) {
   describe(`solver competition ids on ${engine.engine}`, { skip: engine.skip }, () => {
