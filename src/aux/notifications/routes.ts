@@ -3,7 +3,7 @@
  *
  *   GET    /accounts/{account}/notifications?limit=&offset=    → [Notification], newest first, cached 300 s
  *   POST   /accounts/{account}/subscriptions                    → 201 {id, channel, target, types, createdAt, secret?}
- *   GET    /accounts/{account}/subscriptions                    → [Subscription] (no secrets; last delivery error)
+ *   GET    /accounts/{account}/subscriptions                    → [Subscription] (public: targets masked, no secrets; last delivery error, scrubbed of the target)
  *   DELETE /accounts/{account}/subscriptions/{id}  {deadline, signature} → 204
  *   GET    /notifications/vapid-public-key                      → {publicKey}
  */
@@ -17,6 +17,7 @@ import { sendJson, type HttpServer } from '../../http/server.js';
 import { NOTIFICATION_TYPES } from './notification-types.js';
 import { listNotifications } from './notification-store.js';
 import { NotificationError, type NotificationErrorKind, type SubscriptionService } from './subscription-service.js';
+import { maskTarget, scrubTarget } from './target-mask.js';
 
 export interface NotificationRoutesContext {
   db: Kysely<DB>;
@@ -71,10 +72,10 @@ const CreatedSchema = Type.Object({
 const SubscriptionSchema = Type.Object({
   id: Type.String(),
   channel: Channel,
-  target: Type.String(),
+  target: Type.String({ description: 'masked: a webhook or push endpoint as https://host/***, an email as j***@x.org, a Telegram chat id as ***89' }),
   types: Type.Array(TypeName),
   createdAt: Type.String({ format: 'date-time' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: 'the last delivery failure' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'the last delivery failure (without the target)' }),
   lastErrorAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   failedDeliveries: Type.Integer({ description: 'deliveries given up on (dead letters)' }),
   pendingDeliveries: Type.Integer(),
@@ -131,14 +132,21 @@ export function registerNotificationRoutes(server: HttpServer, ctx: Notification
   server.get('/accounts/:account/subscriptions', {
     preHandler: gate,
     config: { api: 'aux' },
-    schema: { tags, summary: 'The account’s subscriptions (without secrets), with the last delivery error', params: AccountParams, response: { 200: Type.Array(SubscriptionSchema), ...errors(400, 503) } },
+    schema: { tags, summary: 'The account’s subscriptions (public: targets masked, no secrets), with the last delivery error', params: AccountParams, response: { 200: Type.Array(SubscriptionSchema), ...errors(400, 503) } },
   }, async (request, reply) => {
     const list = await ctx.subscriptions.list(accountOf(request.params));
     reply.header('cache-control', 'no-store');
     return sendJson(
       reply,
       200,
-      list.map((s) => ({ ...s, types: s.types ?? [...NOTIFICATION_TYPES], createdAt: s.createdAt.toISOString(), lastErrorAt: s.lastErrorAt?.toISOString() ?? null })),
+      list.map((s) => ({
+        ...s,
+        target: maskTarget(s.channel, s.target),
+        types: s.types ?? [...NOTIFICATION_TYPES],
+        createdAt: s.createdAt.toISOString(),
+        lastError: s.lastError === null ? null : scrubTarget(s.channel, s.target, s.lastError),
+        lastErrorAt: s.lastErrorAt?.toISOString() ?? null,
+      })),
     );
   });
 
