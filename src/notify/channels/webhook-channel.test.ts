@@ -133,6 +133,14 @@ describe('webhook channel', () => {
     assert.match(!result.ok ? result.error : '', /did not answer within 300 ms/);
   });
 
+  it('a receiver that accepts and never starts answering is cut at the first-byte timeout, long before the whole deadline', async () => {
+    reply = () => 'hang';
+    const result = await new WebhookChannel({ allowPrivateTargets: true, timeoutMs: 60_000, firstByteTimeoutMs: 200 }).deliver(notification, target(`${receiver.url}/tarpit`));
+    assert.equal(result.ok, false);
+    assert.equal(!result.ok && result.retryable, true);
+    assert.match(!result.ok ? result.error : '', /^127\.0\.0\.1:\d+ did not start answering within 200 ms$|^127\.0\.0\.1 did not start answering within 200 ms$/);
+  });
+
   it('a name whose lookup never finishes is a retryable timeout too (the deadline covers DNS)', async () => {
     const result = await new WebhookChannel({ allowPrivateTargets: false, timeoutMs: 300, resolve: () => new Promise(() => {}) }).deliver(notification, target('https://stuck.example/in'));
     assert.deepEqual(result, { ok: false, retryable: true, error: 'stuck.example did not resolve within 300 ms' });
