@@ -4,6 +4,7 @@
  *   GET    /accounts/{account}/notifications?limit=&offset=    → [Notification], newest first, cached 300 s
  *   POST   /accounts/{account}/subscriptions                    → 201 {id, channel, target, types, createdAt, secret?}
  *   GET    /accounts/{account}/subscriptions                    → [Subscription] (public: targets masked, no secrets; last delivery error, scrubbed of the target)
+ *   POST   /accounts/{account}/subscriptions/{id}/confirm  {code} → 204 (email: the code mailed to the address)
  *   DELETE /accounts/{account}/subscriptions/{id}  {deadline, signature} → 204
  *   GET    /notifications/vapid-public-key                      → {publicKey}
  */
@@ -57,7 +58,11 @@ const SubscribeBody = Type.Object(
     deadline: Deadline,
     signature: Signature,
   },
-  { additionalProperties: false, description: 'signed as Subscribe(address account,string channel,string target,uint256 deadline), domain {name: "batchbook Notifications", version: "1"}' },
+  {
+    additionalProperties: false,
+    description:
+      'signed (EIP-712, domain {name: "batchbook Notifications", version: "1"}) as Subscribe(address account,string channel,string target,string[] types,uint256 deadline) with `types` exactly as sent, or without `types` as Subscribe(address account,string channel,string target,uint256 deadline); at most 10 subscriptions per account; an email subscription delivers once confirmed with the code mailed to it',
+  },
 );
 
 const CreatedSchema = Type.Object({
@@ -67,6 +72,7 @@ const CreatedSchema = Type.Object({
   types: Type.Array(TypeName),
   createdAt: Type.String({ format: 'date-time' }),
   secret: Type.Optional(Type.String({ description: 'webhooks: the Standard Webhooks signing secret (whsec_...), shown once' })),
+  confirmed: Type.Boolean({ description: 'false: deliveries start once the target confirms (email: POST the mailed code to .../confirm)' }),
 });
 
 const SubscriptionSchema = Type.Object({
@@ -79,6 +85,7 @@ const SubscriptionSchema = Type.Object({
   lastErrorAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   failedDeliveries: Type.Integer({ description: 'deliveries given up on (dead letters)' }),
   pendingDeliveries: Type.Integer(),
+  confirmed: Type.Boolean({ description: 'deliveries start once confirmed' }),
 });
 
 const UnsubscribeBody = Type.Object(
@@ -148,6 +155,22 @@ export function registerNotificationRoutes(server: HttpServer, ctx: Notification
         lastErrorAt: s.lastErrorAt?.toISOString() ?? null,
       })),
     );
+  });
+
+  server.post('/accounts/:account/subscriptions/:id/confirm', {
+    preHandler: gate,
+    bodyLimit: NOTIFICATIONS_BODY_LIMIT,
+    config: { api: 'aux' },
+    schema: {
+      tags,
+      summary: 'Confirm a subscription with the code sent to its target (email)',
+      params: Type.Object({ account: AccountParams.properties.account, id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+      response: { 204: Type.Null(), ...errors(400, 401, 404, 503) },
+    },
+  }, async (request, reply) => {
+    await mapped(() => ctx.subscriptions.confirm(accountOf(request.params), request.params.id, request.body.code));
+    return reply.code(204).send(null);
   });
 
   server.delete('/accounts/:account/subscriptions/:id', {

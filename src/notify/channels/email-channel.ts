@@ -78,6 +78,23 @@ export class EmailChannel implements NotificationChannel {
     return this.send({ to: target.target, subject: content.subject, text: content.text, messageId: content.messageId, headers: { 'X-Batchbook-Notification-Id': notification.id } });
   }
 
+  /** The one confirmation mail of a new email subscription: its code, and how to confirm with it. */
+  async sendConfirmation(target: string, subscription: { id: string; account: string; code: string }): Promise<DeliveryResult> {
+    const missing = this.missingConfiguration();
+    if (missing !== null) return { ok: false, retryable: false, error: `email is not configured (${missing})` };
+    const text = [
+      `Someone asked to send the notifications of account ${subscription.account} to this address.`,
+      '',
+      `Confirmation code: ${subscription.code}`,
+      '',
+      `To confirm, POST {"code": "${subscription.code}"} to /accounts/${subscription.account}/subscriptions/${subscription.id}/confirm`,
+      'on the server you subscribed with. If this was not you, ignore this mail: nothing is sent to you unless you confirm.',
+      '',
+    ].join('\n');
+    const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+    return this.send({ to: target, subject: 'Confirm your batchbook notifications', text, messageId: `<confirm.${safe(subscription.id)}@batchbook.notifications>` });
+  }
+
   /**
    * One mail through a fresh SMTP connection. Once the message body has been handed to the server, a timeout or a
    * lost connection leaves the outcome unknown: the server may have accepted it. Such an attempt is final (not

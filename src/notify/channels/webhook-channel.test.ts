@@ -194,8 +194,12 @@ describe('webhook channel', () => {
     });
 
     it('refuses a name that resolves to a private address, even among public ones', async () => {
-      assert.match((await new WebhookChannel({ allowPrivateTargets: false }).validateTarget('http://localhost:9/in'))!, /localhost resolves to (127\.0\.0\.1|::1), not a public address/);
-      assert.match((await strict.validateTarget('https://mixed.example/in'))!, /mixed\.example resolves to 10\.0\.0\.7/);
+      const local = (await new WebhookChannel({ allowPrivateTargets: false }).validateTarget('http://localhost:9/in'))!;
+      assert.match(local, /localhost resolves to an address that is not public/);
+      assert.ok(!/127\.0\.0\.1|::1/.test(local), 'the resolved address is never told');
+      const mixed = (await strict.validateTarget('https://mixed.example/in'))!;
+      assert.match(mixed, /mixed\.example resolves to an address that is not public/);
+      assert.ok(!mixed.includes('10.0.0.7'), 'the resolved address is never told');
       assert.match((await strict.validateTarget('https://nowhere.example/in'))!, /nowhere\.example does not resolve \(ENOTFOUND\)/);
     });
 
@@ -214,7 +218,7 @@ describe('webhook channel', () => {
       const result = await channel.deliver(notification, target(url));
       assert.equal(result.ok, false);
       assert.equal(!result.ok && result.retryable, false);
-      assert.match(!result.ok ? result.error : '', /rebind\.example resolves to 127\.0\.0\.1, not a public address/);
+      assert.match(!result.ok ? result.error : '', /^rebind\.example resolves to an address that is not public/);
       assert.equal(receiver.count('/rebound'), 0);
       assert.deepEqual(dns.calls, ['rebind.example', 'rebind.example']);
     });
