@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'amqplib';
 import type { LocalAccount } from 'viem';
-import { subscribeTypedData } from '../src/aux/notifications/subscription-signatures.js';
+import { subscribeWithTypesTypedData } from '../src/aux/notifications/subscription-signatures.js';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call } from './fixtures/orders.js';
 import { startPrivateBroker, uniqueQueueName, type PrivateBroker } from './fixtures/rabbitmq.js';
@@ -28,7 +28,7 @@ describe('notifications in RabbitMQ mode (real broker)', { timeout: 900_000 }, (
   async function subscribe(account: LocalAccount, path: string): Promise<void> {
     const deadline = now() + 600;
     const target = `${receiver.url}${path}`;
-    const signature = await account.signTypedData(subscribeTypedData({ account: account.address, channel: 'webhook', target, deadline }));
+    const signature = await account.signTypedData(subscribeWithTypesTypedData({ account: account.address, channel: 'webhook', target, types: ['order_cancelled'], deadline }));
     const res = await call(app!.baseUrl, 'POST', `/accounts/${account.address}/subscriptions`, { channel: 'webhook', target, types: ['order_cancelled'], deadline, signature });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     receiver.setSecret(path, res.body.secret);

@@ -7,6 +7,11 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { buildHttpServer, type HttpServer } from '../http/server.js';
 import { registerDashboardRoutes } from './dashboard-routes.js';
+import { openDatabase } from '../db/connection.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { insertNotifications } from '../aux/notifications/notification-store.js';
+import { registerNotificationRoutes } from '../aux/notifications/routes.js';
+import { SubscriptionService } from '../aux/notifications/subscription-service.js';
 
 describe('dashboard routes on a node without a devnet', () => {
   let server: HttpServer;
@@ -36,5 +41,36 @@ describe('dashboard routes on a node without a devnet', () => {
   it('lists the networks for the picker', async () => {
     const res = await server.inject({ method: 'GET', url: '/dashboard/api/networks' });
     assert.deepEqual(res.json(), [{ name: 'mainnet', chainId: 1, devnet: false, isDefault: true, blockTime: null }]);
+  });
+});
+
+describe("the dashboard's notifications view", () => {
+  it('GET /dashboard/api/{network}/accounts/{a}/notifications answers {available: true, notifications} of that network; available: false without the API', async () => {
+    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+    const servers: HttpServer[] = [];
+    try {
+      await migrateToLatest(database.db);
+      const account = `0x${'ab'.repeat(20)}` as const;
+      const produced = (id: string, chainId: number) => ({ id, chainId, account, type: 'order_filled' as const, message: `fill ${id}`, timestamp: new Date(1_700_000_000_000), metadata: { orderId: `0x${id}`, chainId } });
+      await database.db.transaction().execute((trx) => insertNotifications(trx, [produced('01', 1), produced('02', 100)]));
+      for (const enabled of [true, false]) {
+        const server = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
+        servers.push(server);
+        registerNotificationRoutes(server, { db: database.db, subscriptions: new SubscriptionService({ db: database.db, channels: new Map(), contractSignatures: [] }), enabled, vapidPublicKey: () => null });
+        registerDashboardRoutes(server, { networks: [{ name: 'mainnet', chainId: 1, devnet: false, isDefault: true, blockTime: null, reads: null as never, cowDemo: null }] });
+        const res = await server.inject({ method: 'GET', url: `/dashboard/api/mainnet/accounts/0x${'AB'.repeat(20)}/notifications` });
+        assert.equal(res.statusCode, 200);
+        if (enabled) {
+          const body = res.json();
+          assert.equal(body.available, true);
+          assert.deepEqual(body.notifications.map((n: { id: string; metadata: { chainId: number } }) => [n.id, n.metadata.chainId]), [['01', 1]]);
+        } else {
+          assert.deepEqual(res.json(), { available: false, notifications: null });
+        }
+      }
+    } finally {
+      for (const s of servers) await s.close();
+      await database.close();
+    }
   });
 });

@@ -197,10 +197,12 @@ function registerAccountAndDemo(server: HttpServer, networkOf: (raw: string) => 
     },
     async (req, reply) => {
       const network = networkOf(req.params.network);
-      // asked in-process, so a node without the notifications API (404/503) shows no error in the browser
-      const answer = await server.inject({ method: 'GET', url: `/${network.chainId}/accounts/${req.params.address.toLowerCase()}/notifications` });
+      // asked in-process, so a node without the notifications API (404/503) shows no error in the browser; the
+      // API lists the account's notifications of every network: the dashboard shows this network's
+      const answer = await server.inject({ method: 'GET', url: `/accounts/${req.params.address.toLowerCase()}/notifications?limit=100` });
       if (answer.statusCode !== 200) return sendJson(reply, 200, { available: false, notifications: null });
-      return sendJson(reply, 200, { available: true, notifications: answer.json() });
+      const all = answer.json() as Array<{ metadata?: { chainId?: unknown } }>;
+      return sendJson(reply, 200, { available: true, notifications: all.filter((n) => n.metadata?.chainId === network.chainId) });
     },
   );
 

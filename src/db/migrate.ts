@@ -14,6 +14,7 @@ import { statements as settlementSafety } from './migrations/008_settlement_safe
 import { statements as perf } from './migrations/011_perf.js';
 import { statements as auctionTextStorage } from './migrations/012_auction_text_storage.js';
 import { statements as structure } from './migrations/009_structure.js';
+import { statements as notifyHardening } from './migrations/014_notify_hardening.js';
 import { statements as guard } from './migrations/015_guard.js';
 
 function fromStatements(list: string[]): Migration {
@@ -38,6 +39,7 @@ export function allMigrations(): Record<string, Migration> {
     '011_perf': fromStatements(perf),
     '012_auction_text_storage': fromStatements(auctionTextStorage),
     '009_structure': fromStatements(structure),
+    '014_notify_hardening': fromStatements(notifyHardening),
     '015_guard': fromStatements(guard),
   };
 }

@@ -276,6 +276,11 @@ export interface NotificationSubscriptionsTable {
   created_at: CreatedAt;
   last_error: string | null;
   last_error_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  // 014_notify_hardening: null until confirmed (email: with the mailed code)
+  confirmed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  confirmation_code: string | null;
+  consecutive_failures: Generated<number>;
+  paused_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 export interface NotificationDeliveriesTable {
   notification_id: string;

@@ -25,8 +25,8 @@ export async function storedIds(db: Kysely<DB> | Transaction<DB>, ids: string[])
 }
 
 /**
- * Stores the notifications not stored yet and, in the same transaction, one pending delivery per subscription of
- * the account that wants the type. Returns the ids newly stored and the number of deliveries written.
+ * Stores the notifications not stored yet and, in the same transaction, one pending delivery per confirmed
+ * subscription of the account that wants the type. Returns the ids newly stored and the number of deliveries written.
  */
 export async function insertNotifications(trx: Transaction<DB>, notifications: ProducedNotification[]): Promise<{ inserted: string[]; deliveries: number }> {
   const inserted: string[] = [];
@@ -56,7 +56,7 @@ export async function insertNotifications(trx: Transaction<DB>, notifications: P
     const result = await sql`
       insert into notification_deliveries (notification_id, subscription_id)
       select n.id, s.id from notifications n
-      join notification_subscriptions s on s.account = n.account and (s.types is null or n.type = any (s.types))
+      join notification_subscriptions s on s.account = n.account and (s.types is null or n.type = any (s.types)) and s.confirmed_at is not null
       where n.id in (${sql.join(ids)})
       on conflict do nothing`.execute(trx);
     deliveries += Number(result.numAffectedRows ?? 0n);

@@ -21,6 +21,15 @@ interface OrderColumns {
 
 const ORDER_COLUMNS = sql`o.uid, o.owner, o.kind, o.sell_token, o.buy_token, o.sell_amount as order_sell, o.buy_amount as order_buy`;
 
+/**
+ * The order `o` was authorised by its owner (issue 19, major 2): signed (eip712, ethsign, eip1271), or a presign
+ * order whose owner has called `setPreSignature(uid, true)` on chain. Anyone may post a presign order in anyone's
+ * name; until the owner presigns it, it is none of the owner's business and produces no notification.
+ */
+const OWNER_AUTHORISED = sql`(o.signing_scheme <> 'presign' or exists (
+  select 1 from presignature_events ps
+  where ps.chain_id = o.chain_id and ps.order_uid = o.uid and ps.owner = o.owner and ps.signed))`;
+
 function orderFacts(row: OrderColumns): OrderFacts {
   return {
     uid: toHex(row.uid),
@@ -45,7 +54,7 @@ export async function fillsInRange(db: Kysely<DB>, chainId: number, from: number
       ${ORDER_COLUMNS},
       ${executedOf(sql`(p.block_number < t.block_number or (p.block_number = t.block_number and p.log_index < t.log_index))`)} as executed_before
     from trades t join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid
-    where t.chain_id = ${chainId} and t.block_number between ${from} and ${to}
+    where t.chain_id = ${chainId} and t.block_number between ${from} and ${to} and ${OWNER_AUTHORISED}
     order by t.block_number, t.log_index`.execute(db);
   return rows.map((r) => ({
     order: orderFacts(r),
@@ -67,7 +76,7 @@ export async function onChainCancellations(db: Kysely<DB>, chainId: number, from
       (select b.timestamp from indexed_blocks b where b.chain_id = i.chain_id and b.number = i.block_number) as ts,
       ${ORDER_COLUMNS}
     from invalidations i left join orders o on o.chain_id = i.chain_id and o.uid = i.order_uid
-    where i.chain_id = ${chainId} and i.block_number between ${from} and ${to}
+    where i.chain_id = ${chainId} and i.block_number between ${from} and ${to} and (o.uid is null or ${OWNER_AUTHORISED})
     order by i.block_number, i.log_index`.execute(db);
   return rows.map((r) => ({
     uid: toHex(r.i_uid),
@@ -85,7 +94,7 @@ export async function apiCancellations(db: Kysely<DB>, chainId: number, since: D
     select ${ORDER_COLUMNS}, o.cancellation_timestamp as cancelled_at
     from orders o
     where o.chain_id = ${chainId} and o.cancellation_timestamp >= ${since}
-      and o.cancellation_timestamp <= to_timestamp(o.valid_to)
+      and o.cancellation_timestamp <= to_timestamp(o.valid_to) and ${OWNER_AUTHORISED}
     order by o.cancellation_timestamp`.execute(db);
   return rows.map((r) => ({ uid: toHex(r.uid), owner: toHex(r.owner) as Address, order: orderFacts(r), by: 'api' as const, timestamp: new Date(r.cancelled_at), txHash: null }));
 }
@@ -99,7 +108,7 @@ export async function expiredOrders(db: Kysely<DB>, chainId: number, since: numb
     select * from (
       select ${ORDER_COLUMNS}, o.valid_to, ${executedOf(sql`p.block_number <= ${atBlock}`)} as executed
       from orders o
-      where o.chain_id = ${chainId} and o.valid_to >= ${since} and o.valid_to < ${before}
+      where o.chain_id = ${chainId} and o.valid_to >= ${since} and o.valid_to < ${before} and ${OWNER_AUTHORISED}
         and (o.cancellation_timestamp is null or o.cancellation_timestamp > to_timestamp(o.valid_to))
         and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid and i.block_number <= ${atBlock})
     ) x
@@ -125,7 +134,7 @@ export async function insufficientEvents(db: Kysely<DB>, chainId: number, afterI
     select e.id, e.reason, e.timestamp, ${ORDER_COLUMNS}
     from order_events e join orders o on o.chain_id = e.chain_id and o.uid = e.order_uid
     where e.chain_id = ${chainId} and e.id > ${afterId}
-      and e.label = 'invalid' and e.reason in ('insufficient_balance', 'insufficient_allowance')
+      and e.label = 'invalid' and e.reason in ('insufficient_balance', 'insufficient_allowance') and ${OWNER_AUTHORISED}
       and not exists (
         select 1 from order_events p
         where p.chain_id = e.chain_id and p.order_uid = e.order_uid and p.id < e.id

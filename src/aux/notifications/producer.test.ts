@@ -6,7 +6,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeFunctionData, type Hex } from 'viem';
+import { encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { call, makeOrder, orderBody } from '../../../test/fixtures/orders.js';
 import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
 import { E18, ERC20, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
 import { toBytes } from '../../db/codec.js';
@@ -90,6 +91,30 @@ describe('notification producer (real devnet)', () => {
     const [expired] = await ofOrder(expiring);
     assert.match(expired!.message, /^Your order to sell 0\.001 WETH for at least 1000000000000 DAI expired on devnet$/);
     assert.deepEqual(await typesOf(cancelled), ['order_cancelled'], 'cancelled, not expired');
+  });
+
+  it("a stranger's presign order in the victim's name produces no notification to the victim; the victim's own presigned one does", async () => {
+    const { WETH, DAI } = t.tokens;
+    const victim = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    const chainNow = Number(BigInt((await t.rpc<{ timestamp: Hex }>('eth_getBlockByNumber', ['latest', false])).timestamp));
+    const validTo = Math.max(chainNow, clock()) + 61;
+    const post = async (sellAmount: bigint) => {
+      const order = makeOrder({ sellToken: WETH, buyToken: DAI, sellAmount, buyAmount: 10n ** 30n, validTo, receiver: victim.address });
+      // anyone may post a presign order with any `from` (as upstream allows): no key of the victim's is needed
+      const res = await call(app.baseUrl, 'POST', '/devnet/api/v1/orders', { ...orderBody(order, victim.address.toLowerCase() as Hex, 'presign', victim.address), from: victim.address });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body as Hex;
+    };
+    const theirs = await post(10n ** 15n + 7n);
+    const mine = await post(10n ** 15n + 8n);
+    await t.send(victim, app.networks[0]!.settlement, encodeFunctionData({ abi: parseAbi(['function setPreSignature(bytes orderUid, bool signed)']), functionName: 'setPreSignature', args: [mine, true] }));
+    await t.rpc('evm_increaseTime', [120]);
+    await t.rpc('evm_mine', []);
+    // the positive witness: the victim's own presigned order, expiring at the same time, is announced
+    await waitFor("the victim's presigned order's expiry announced", async () => (await typesOf(mine)).includes('order_expired'));
+    assert.deepEqual(await typesOf(theirs), [], "nothing for the order the victim never authorised");
+    const toVictim = await listNotifications(app.database.db, victim.address.toLowerCase() as Hex, 100, 0);
+    assert.deepEqual(toVictim.map((n) => n.metadata.orderId), [mine]);
   });
 
   it('cancellation through the API and on chain, each announced once', async () => {

@@ -15,7 +15,7 @@ import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
 import { call } from '../../../test/fixtures/orders.js';
 import { E18, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/fixtures/webhook-receiver.js';
-import { subscribeTypedData, unsubscribeTypedData } from './subscription-signatures.js';
+import { subscriptionRequestTypedData, unsubscribeTypedData } from './subscription-signatures.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 const SDK_OVERRIDE = { settlementContractOverride: { 31337: '0x9008D19f58AAbD9eD0D60971565AA8510560ab41' } } as never;
@@ -49,7 +49,7 @@ describe('notifications API and webhook delivery (real node)', () => {
     const owner = (as ?? account.address) as Address;
     const deadline = body.deadline ?? now() + 600;
     const channel = body.channel ?? 'webhook';
-    const typed = subscribeTypedData({ account: owner, channel, target: body.target, deadline });
+    const typed = subscriptionRequestTypedData({ account: owner, channel, target: body.target, types: body.types, deadline });
     const signature = as ? await account.sign!({ hash: hashTypedData(typed) }) : await account.signTypedData(typed);
     return call(app.baseUrl, 'POST', `/accounts/${owner}/subscriptions`, { channel, target: body.target, ...(body.types ? { types: body.types } : {}), deadline, signature });
   }
@@ -215,9 +215,14 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.channel, 'email');
     assert.equal(created.body.secret, undefined, 'only webhooks have a secret');
+    assert.equal(created.body.confirmed, false, 'an email address confirms first');
+    const confirmation = inbox.find((m) => m.to.includes(mailbox))!;
+    const code = /Confirmation code: ([0-9a-f]{24})/.exec(confirmation.raw.replace(/=\r?\n/g, ''))![1]!;
+    const confirmed = await call(app.baseUrl, 'POST', `/accounts/${owner.address}/subscriptions/${created.body.id}/confirm`, { code });
+    assert.equal(confirmed.status, 204, JSON.stringify(confirmed.body));
     const uid = await t.place(owner, { sellToken: WETH, buyToken: DAI, sellAmount: E18 / 100n, buyAmount: 10n ** 30n });
     await t.cancel(owner, uid);
-    const mail = await waitFor('the order_cancelled mail received', async () => inbox.find((m) => m.to.includes(mailbox)) ?? null);
+    const mail = await waitFor('the order_cancelled mail received', async () => inbox.find((m) => m.to.includes(mailbox) && m.raw.includes('Order cancelled')) ?? null);
     const head = mail.raw.split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' '); // unfolded headers
     const [cancelled] = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/notifications`)).body;
     assert.equal(cancelled.type, 'order_cancelled');

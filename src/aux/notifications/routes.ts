@@ -3,7 +3,8 @@
  *
  *   GET    /accounts/{account}/notifications?limit=&offset=    → [Notification], newest first, cached 300 s
  *   POST   /accounts/{account}/subscriptions                    → 201 {id, channel, target, types, createdAt, secret?}
- *   GET    /accounts/{account}/subscriptions                    → [Subscription] (no secrets; last delivery error)
+ *   GET    /accounts/{account}/subscriptions                    → [Subscription] (public: targets masked, no secrets; last delivery error, scrubbed of the target)
+ *   POST   /accounts/{account}/subscriptions/{id}/confirm  {code} → 204 (email: the code mailed to the address)
  *   DELETE /accounts/{account}/subscriptions/{id}  {deadline, signature} → 204
  *   GET    /notifications/vapid-public-key                      → {publicKey}
  */
@@ -17,6 +18,7 @@ import { sendJson, type HttpServer } from '../../http/server.js';
 import { NOTIFICATION_TYPES } from './notification-types.js';
 import { listNotifications } from './notification-store.js';
 import { NotificationError, type NotificationErrorKind, type SubscriptionService } from './subscription-service.js';
+import { maskTarget, scrubTarget } from './target-mask.js';
 
 export interface NotificationRoutesContext {
   db: Kysely<DB>;
@@ -56,7 +58,11 @@ const SubscribeBody = Type.Object(
     deadline: Deadline,
     signature: Signature,
   },
-  { additionalProperties: false, description: 'signed as Subscribe(address account,string channel,string target,uint256 deadline), domain {name: "batchbook Notifications", version: "1"}' },
+  {
+    additionalProperties: false,
+    description:
+      'signed (EIP-712, domain {name: "batchbook Notifications", version: "1"}) as Subscribe(address account,string channel,string target,string[] types,uint256 deadline) with `types` exactly as sent, or without `types` as Subscribe(address account,string channel,string target,uint256 deadline); at most 10 subscriptions per account; an email subscription delivers once confirmed with the code mailed to it',
+  },
 );
 
 const CreatedSchema = Type.Object({
@@ -66,18 +72,20 @@ const CreatedSchema = Type.Object({
   types: Type.Array(TypeName),
   createdAt: Type.String({ format: 'date-time' }),
   secret: Type.Optional(Type.String({ description: 'webhooks: the Standard Webhooks signing secret (whsec_...), shown once' })),
+  confirmed: Type.Boolean({ description: 'false: deliveries start once the target confirms (email: POST the mailed code to .../confirm)' }),
 });
 
 const SubscriptionSchema = Type.Object({
   id: Type.String(),
   channel: Channel,
-  target: Type.String(),
+  target: Type.String({ description: 'masked: a webhook or push endpoint as https://host/***, an email as j***@x.org, a Telegram chat id as ***89' }),
   types: Type.Array(TypeName),
   createdAt: Type.String({ format: 'date-time' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: 'the last delivery failure' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'the last delivery failure (without the target)' }),
   lastErrorAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   failedDeliveries: Type.Integer({ description: 'deliveries given up on (dead letters)' }),
   pendingDeliveries: Type.Integer(),
+  confirmed: Type.Boolean({ description: 'deliveries start once confirmed' }),
 });
 
 const UnsubscribeBody = Type.Object(
@@ -131,15 +139,38 @@ export function registerNotificationRoutes(server: HttpServer, ctx: Notification
   server.get('/accounts/:account/subscriptions', {
     preHandler: gate,
     config: { api: 'aux' },
-    schema: { tags, summary: 'The account’s subscriptions (without secrets), with the last delivery error', params: AccountParams, response: { 200: Type.Array(SubscriptionSchema), ...errors(400, 503) } },
+    schema: { tags, summary: 'The account’s subscriptions (public: targets masked, no secrets), with the last delivery error', params: AccountParams, response: { 200: Type.Array(SubscriptionSchema), ...errors(400, 503) } },
   }, async (request, reply) => {
     const list = await ctx.subscriptions.list(accountOf(request.params));
     reply.header('cache-control', 'no-store');
     return sendJson(
       reply,
       200,
-      list.map((s) => ({ ...s, types: s.types ?? [...NOTIFICATION_TYPES], createdAt: s.createdAt.toISOString(), lastErrorAt: s.lastErrorAt?.toISOString() ?? null })),
+      list.map((s) => ({
+        ...s,
+        target: maskTarget(s.channel, s.target),
+        types: s.types ?? [...NOTIFICATION_TYPES],
+        createdAt: s.createdAt.toISOString(),
+        lastError: s.lastError === null ? null : scrubTarget(s.channel, s.target, s.lastError),
+        lastErrorAt: s.lastErrorAt?.toISOString() ?? null,
+      })),
     );
+  });
+
+  server.post('/accounts/:account/subscriptions/:id/confirm', {
+    preHandler: gate,
+    bodyLimit: NOTIFICATIONS_BODY_LIMIT,
+    config: { api: 'aux' },
+    schema: {
+      tags,
+      summary: 'Confirm a subscription with the code sent to its target (email)',
+      params: Type.Object({ account: AccountParams.properties.account, id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+      response: { 204: Type.Null(), ...errors(400, 401, 404, 503) },
+    },
+  }, async (request, reply) => {
+    await mapped(() => ctx.subscriptions.confirm(accountOf(request.params), request.params.id, request.body.code));
+    return reply.code(204).send(null);
   });
 
   server.delete('/accounts/:account/subscriptions/:id', {

@@ -19,6 +19,17 @@ const SUBSCRIBE_TYPES = {
   ],
 } as const;
 
+/** With `types`: the signature covers them, in the order and spelling sent (issue 19, major 5). */
+const SUBSCRIBE_WITH_TYPES_TYPES = {
+  Subscribe: [
+    { name: 'account', type: 'address' },
+    { name: 'channel', type: 'string' },
+    { name: 'target', type: 'string' },
+    { name: 'types', type: 'string[]' },
+    { name: 'deadline', type: 'uint256' },
+  ],
+} as const;
+
 const UNSUBSCRIBE_TYPES = {
   Unsubscribe: [
     { name: 'account', type: 'address' },
@@ -29,6 +40,22 @@ const UNSUBSCRIBE_TYPES = {
 
 export function subscribeTypedData(m: { account: Address; channel: string; target: string; deadline: number | bigint }): TypedDataDefinition<typeof SUBSCRIBE_TYPES, 'Subscribe'> {
   return { domain: SUBSCRIPTION_DOMAIN, types: SUBSCRIBE_TYPES, primaryType: 'Subscribe', message: { account: m.account, channel: m.channel, target: m.target, deadline: BigInt(m.deadline) } };
+}
+
+/**
+ * What a request with `types` signs: `Subscribe(address account,string channel,string target,string[] types,uint256 deadline)`,
+ * the types exactly as sent.
+ *
+ * @example
+ *   await account.signTypedData(subscribeWithTypesTypedData({ account, channel: 'webhook', target, types: ['order_filled'], deadline }));
+ */
+export function subscribeWithTypesTypedData(m: { account: Address; channel: string; target: string; types: readonly string[]; deadline: number | bigint }): TypedDataDefinition<typeof SUBSCRIBE_WITH_TYPES_TYPES, 'Subscribe'> {
+  return { domain: SUBSCRIPTION_DOMAIN, types: SUBSCRIBE_WITH_TYPES_TYPES, primaryType: 'Subscribe', message: { account: m.account, channel: m.channel, target: m.target, types: [...m.types], deadline: BigInt(m.deadline) } };
+}
+
+/** What a subscribe request signs: with `types` the message that covers them, without them the original one. */
+export function subscriptionRequestTypedData(m: { account: Address; channel: string; target: string; types?: readonly string[]; deadline: number | bigint }): TypedDataDefinition {
+  return (m.types === undefined ? subscribeTypedData(m) : subscribeWithTypesTypedData({ ...m, types: m.types })) as TypedDataDefinition;
 }
 
 export function unsubscribeTypedData(m: { account: Address; id: string; deadline: number | bigint }): TypedDataDefinition<typeof UNSUBSCRIBE_TYPES, 'Unsubscribe'> {

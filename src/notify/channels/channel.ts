@@ -51,4 +51,9 @@ export interface NotificationChannel {
   validateTarget(target: string): Promise<string | null>;
   /** one delivery attempt, bounded by the channel's own timeout; never throws */
   deliver(notification: OutgoingNotification, target: DeliveryTarget): Promise<DeliveryResult>;
+  /**
+   * Channels whose targets must confirm before deliveries start (email): sends the one confirmation message
+   * carrying `code`. Channels without it are confirmed when created.
+   */
+  sendConfirmation?(target: string, subscription: { id: string; account: string; code: string }): Promise<DeliveryResult>;
 }

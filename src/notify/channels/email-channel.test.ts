@@ -23,6 +23,8 @@ describe('email channel', () => {
   let smtp: SMTPServer;
   let port: number;
   const inbox: Received[] = [];
+  /** final replies held back (a server that received the message and never confirms it) */
+  const held: Array<() => void> = [];
 
   before(async () => {
     smtp = new SMTPServer({
@@ -50,7 +52,8 @@ describe('email channel', () => {
             user: session.user as string | undefined,
             raw: Buffer.concat(chunks).toString('utf8'),
           });
-          callback();
+          if (session.envelope.rcptTo.some((r) => r.address.startsWith('slow@'))) held.push(() => callback());
+          else callback();
         });
       },
     });
@@ -58,6 +61,7 @@ describe('email channel', () => {
     port = (smtp.server.address() as { port: number }).port;
   });
   after(async () => {
+    for (const release of held) release();
     await new Promise<void>((resolve) => smtp.close(() => resolve()));
   });
 
@@ -110,6 +114,29 @@ describe('email channel', () => {
     assert.equal(result.ok, false);
     assert.equal(!result.ok && result.retryable, true);
     assert.match(!result.ok ? result.error : '', /ECONNECTION|ECONNREFUSED/);
+  });
+
+  it('a server that received the message and never confirms it: not retried (the mail is never sent twice); a server that never greets: retryable', async () => {
+    const before = inbox.length;
+    const quick = new EmailChannel({ smtpUrl: smtpUrl(), from: 'batchbook <alerts@batchbook.example>', timeoutMs: 700 });
+    const unconfirmed = await quick.deliver(notification, target('slow@example.com'));
+    assert.equal(inbox.length, before + 1, 'the server has the message');
+    assert.equal(unconfirmed.ok, false);
+    assert.equal(!unconfirmed.ok && unconfirmed.retryable, false, 'a retry would send it a second time');
+    assert.match(!unconfirmed.ok ? unconfirmed.error : '', /after the message was sent; not retried, so it is never delivered twice$/);
+
+    const sockets: Array<import('node:net').Socket> = [];
+    const silent = createServer((socket) => void sockets.push(socket.on('error', () => undefined))); // accepts, never says 220
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port_ = (silent.address() as { port: number }).port;
+      const result = await new EmailChannel({ smtpUrl: `smtp://127.0.0.1:${port_}`, from: 'a@batchbook.example', timeoutMs: 700 }).deliver(notification, target('trader@example.com'));
+      assert.equal(result.ok, false);
+      assert.equal(!result.ok && result.retryable, true, 'nothing was sent: safe to retry');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('names SMTP_URL, then SMTP_FROM, when unconfigured', () => {

@@ -75,24 +75,68 @@ export class EmailChannel implements NotificationChannel {
     if (missing !== null) return { ok: false, retryable: true, error: `email is not configured (${missing})` };
     if (!isEmailAddress(target.target)) return { ok: false, retryable: false, error: 'email target: not a single email address' };
     const content = emailContent(notification, target.subscriptionId);
+    return this.send({ to: target.target, subject: content.subject, text: content.text, messageId: content.messageId, headers: { 'X-Batchbook-Notification-Id': notification.id } });
+  }
+
+  /** The one confirmation mail of a new email subscription: its code, and how to confirm with it. */
+  async sendConfirmation(target: string, subscription: { id: string; account: string; code: string }): Promise<DeliveryResult> {
+    const missing = this.missingConfiguration();
+    if (missing !== null) return { ok: false, retryable: false, error: `email is not configured (${missing})` };
+    const text = [
+      `Someone asked to send the notifications of account ${subscription.account} to this address.`,
+      '',
+      `Confirmation code: ${subscription.code}`,
+      '',
+      `To confirm, POST {"code": "${subscription.code}"} to /accounts/${subscription.account}/subscriptions/${subscription.id}/confirm`,
+      'on the server you subscribed with. If this was not you, ignore this mail: nothing is sent to you unless you confirm.',
+      '',
+    ].join('\n');
+    const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+    return this.send({ to: target, subject: 'Confirm your batchbook notifications', text, messageId: `<confirm.${safe(subscription.id)}@batchbook.notifications>` });
+  }
+
+  /**
+   * One mail through a fresh SMTP connection. Once the message body has been handed to the server, a timeout or a
+   * lost connection leaves the outcome unknown: the server may have accepted it. Such an attempt is final (not
+   * retried), so a slow server never makes a subscriber receive the same mail twice; before that point (no
+   * connection, no greeting, a stall before or during the body) nothing was accepted and the attempt is retryable.
+   */
+  async send(mail: { to: string; subject: string; text: string; messageId: string; headers?: Record<string, string> }): Promise<DeliveryResult> {
+    let bodyHandedOver = false;
+    const ignore = () => undefined;
     const transport = nodemailer.createTransport({
       url: this.options.smtpUrl!,
       connectionTimeout: this.timeoutMs,
       greetingTimeout: this.timeoutMs,
       socketTimeout: this.timeoutMs,
       dnsTimeout: this.timeoutMs,
-    });
+      // nodemailer logs the end of the message stream (the terminating dot written): the point of no return
+      logger: {
+        level: ignore, trace: ignore, debug: ignore, warn: ignore, error: ignore, fatal: ignore,
+        info: (entry: unknown) => {
+          if (typeof entry === 'object' && entry !== null && (entry as { tnx?: unknown }).tnx === 'message' && 'outByteCount' in entry) bodyHandedOver = true;
+        },
+      },
+    } as Parameters<typeof nodemailer.createTransport>[0]);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
     });
+    const unknownOutcome = (why: string): DeliveryResult => ({ ok: false, retryable: false, error: `${why} after the message was sent; not retried, so it is never delivered twice` });
     try {
-      const sent = transport.sendMail({ from: this.options.from!, to: target.target, subject: content.subject, text: content.text, messageId: content.messageId, headers: { 'X-Batchbook-Notification-Id': notification.id } });
+      const sent = transport.sendMail({ from: this.options.from!, to: mail.to, subject: mail.subject, text: mail.text, messageId: mail.messageId, headers: mail.headers ?? {} });
+      sent.catch(() => undefined); // settled below, or abandoned at the deadline
       const outcome = await Promise.race([sent.then(() => 'sent' as const), deadline]);
-      if (outcome === 'timeout') return { ok: false, retryable: true, error: `SMTP server did not finish within ${this.timeoutMs} ms` };
+      if (outcome === 'timeout') {
+        if (bodyHandedOver) return unknownOutcome(`SMTP server did not confirm within ${this.timeoutMs} ms`);
+        return { ok: false, retryable: true, error: `SMTP server did not finish within ${this.timeoutMs} ms` };
+      }
       return { ok: true };
     } catch (error) {
-      return judgeSmtpError(error as NodemailerError, this.options.smtpUrl!);
+      const judged = judgeSmtpError(error as NodemailerError, this.options.smtpUrl!);
+      // a reply to the message itself (e.g. 451 after the dot) is the server's word; a lost connection is not
+      if (bodyHandedOver && (error as NodemailerError).responseCode === undefined && !judged.ok) return unknownOutcome(judged.error);
+      return judged;
     } finally {
       clearTimeout(timer);
       transport.close();

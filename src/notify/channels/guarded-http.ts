@@ -22,7 +22,12 @@ export interface GuardedRequestInit {
 
 export interface GuardedRequestOptions {
   allowPrivate: boolean;
+  /** the whole request: resolve, connect, headers and body */
   timeoutMs: number;
+  /** the TCP connection must be up within this (default: timeoutMs) */
+  connectTimeoutMs?: number;
+  /** once the request is sent, the response headers must start within this (default: timeoutMs) */
+  firstByteTimeoutMs?: number;
   /** default: the system resolver */
   resolve?: ResolveHost;
   /** at most this many response body bytes are read (the rest is discarded); default 64 KiB */
@@ -87,21 +92,45 @@ export async function guardedRequest(url: URL, init: GuardedRequestInit, options
     agent: options.agents ? (url.protocol === 'https:' ? options.agents.https : options.agents.http) : false,
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  let phase: { name: string; ms: number } | null = null;
+  let phaseTimer: NodeJS.Timeout | undefined;
   try {
     return await new Promise<GuardedOutcome>((resolve, reject) => {
       const req = send(requestOptions, (res) => {
+        clearTimeout(phaseTimer);
         readBody(res, options.maxResponseBytes ?? 65_536).then(
           (body) => resolve({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body }),
           reject,
         );
+      });
+      // the short phases: a host that does not connect, or connects and does not answer, frees its slot early
+      const startPhase = (name: string, ms: number | undefined) => {
+        clearTimeout(phaseTimer);
+        if (ms === undefined || ms >= options.timeoutMs) return;
+        phase = null;
+        phaseTimer = setTimeout(() => {
+          phase = { name, ms };
+          req.destroy(new Error(`${name} timeout`));
+        }, ms);
+      };
+      const connected = () => startPhase('first byte', options.firstByteTimeoutMs);
+      req.on('socket', (socket) => {
+        if (socket.connecting) {
+          startPhase('connect', options.connectTimeoutMs);
+          socket.once('connect', connected);
+        } else connected(); // a pooled connection
       });
       req.on('error', reject);
       req.end(init.body);
     });
   } catch (error) {
     if (deadline.aborted) return { kind: 'timeout', error: `${host} did not answer within ${options.timeoutMs} ms` };
+    const timedOutPhase = phase as { name: string; ms: number } | null;
+    if (timedOutPhase) return { kind: 'timeout', error: `${host} did not ${timedOutPhase.name === 'connect' ? 'accept a connection' : 'start answering'} within ${timedOutPhase.ms} ms` };
     const code = (error as NodeJS.ErrnoException).code;
     return { kind: 'network', error: `${host}: ${code ?? (error as Error).message}` };
+  } finally {
+    clearTimeout(phaseTimer);
   }
 }
 

@@ -133,7 +133,9 @@ export async function resolveTargetHost(host: string, options: { allowPrivate: b
   if (options.allowPrivate) return addresses;
   const refused = addresses.find((a) => !isPublicAddress(a.address));
   if (refused) {
-    const what = literal !== 0 ? `${host} is not a public address` : `${host} resolves to ${refused.address}, not a public address`;
+    // the address a name resolves to is never told: the refusal (and a subscription's last error, which is public)
+    // would otherwise map the private network for whoever names the host
+    const what = literal !== 0 ? `${host} is not a public address` : `${host} resolves to an address that is not public`;
     throw new TargetAddressError('private', `${what} (private targets are refused unless NOTIFY_ALLOW_PRIVATE_TARGETS=true)`);
   }
   return addresses;

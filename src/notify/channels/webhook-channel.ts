@@ -21,6 +21,9 @@ import { guardedRequest, parseRetryAfter } from './guarded-http.js';
 import { hostOf, resolveTargetHost, TargetAddressError, type ResolveHost } from './target-address.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** a receiver must accept the connection within this, and start answering within WEBHOOK_FIRST_BYTE_MS of the request */
+export const WEBHOOK_CONNECT_MS = 3_000;
+export const WEBHOOK_FIRST_BYTE_MS = 5_000;
 const MAX_URL_LENGTH = 2048;
 
 export interface WebhookChannelOptions {
@@ -28,6 +31,9 @@ export interface WebhookChannelOptions {
   allowPrivateTargets: boolean;
   /** default 10 s */
   timeoutMs?: number;
+  /** default 3 s and 5 s */
+  connectTimeoutMs?: number;
+  firstByteTimeoutMs?: number;
   /** default: the system resolver (tests inject one to play DNS) */
   resolve?: ResolveHost;
   /** default: Date.now */
@@ -119,6 +125,8 @@ export class WebhookChannel implements NotificationChannel {
     const outcome = await guardedRequest(url, { method: 'POST', headers, body }, {
       allowPrivate: this.options.allowPrivateTargets,
       timeoutMs: this.timeoutMs,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? WEBHOOK_CONNECT_MS,
+      firstByteTimeoutMs: this.options.firstByteTimeoutMs ?? WEBHOOK_FIRST_BYTE_MS,
       resolve: this.options.resolve,
       maxResponseBytes: 1024,
       agents: this.agents,

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, DeliveryResult, NotificationChannel } from '../channels/channel.js';
 import { fullJitterDelay, type BackoffPolicy } from './backoff.js';
-import { markDelivered, markFailed, removeSubscription, type ClaimedDelivery } from './delivery-store.js';
+import { markDelivered, markFailed, removeSubscription, type BreakerPolicy, type ClaimedDelivery } from './delivery-store.js';
 
 export interface DeliveryPolicy extends BackoffPolicy {
   maxAgeMs: number;
@@ -23,6 +23,14 @@ export interface AttemptDeps {
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'gone';
+
+/**
+ * The circuit breaker that goes with a backoff policy: open after 3 failures in a row, paused for half the
+ * backoff cap at first (30 s with the default 60 s cap), doubling up to ten times the cap.
+ */
+export function breakerFor(policy: BackoffPolicy): BreakerPolicy {
+  return { threshold: 3, pauseMs: Math.max(policy.capMs / 2, policy.baseMs), maxPauseMs: policy.capMs * 10 };
+}
 
 export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
   const channel = deps.channels.get(delivery.target.channel);
@@ -45,10 +53,10 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
   }
   const age = (deps.now ?? Date.now)() - delivery.createdAt.getTime();
   if (!result.retryable || age >= deps.policy.maxAgeMs) {
-    await markFailed(deps.db, delivery, result.error, null);
+    await markFailed(deps.db, delivery, result.error, null, breakerFor(deps.policy));
     return 'dead';
   }
   const delay = Math.max(fullJitterDelay(delivery.attempts, deps.policy, deps.random), result.retryAfterMs ?? 0);
-  await markFailed(deps.db, delivery, result.error, delay);
+  await markFailed(deps.db, delivery, result.error, delay, breakerFor(deps.policy));
   return 'retry';
 }

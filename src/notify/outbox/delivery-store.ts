@@ -27,23 +27,68 @@ export interface LeasedKey extends DeliveryKey {
   lease: string;
 }
 
+/** How a dispatcher shares its slots (issue 19, major 6). */
+export interface ClaimOptions {
+  /** subscriptions with a delivery in flight here: none of theirs is claimed (one at a time per subscription) */
+  busy: string[];
+  /**
+   * at most this many of the claimed rows may be suspect: a retry, or a delivery to a subscription whose last
+   * attempt failed. Fresh deliveries to healthy subscriptions come first and are never held back by them.
+   */
+  suspectLimit: number;
+}
+
+/** A claimed delivery's key and lease, and whether it was suspect when claimed. */
+export interface ClaimedKey extends LeasedKey {
+  suspect: boolean;
+}
+
 /**
  * Claims up to `limit` due pending deliveries: they are not due again before `leaseMs` has passed (a dispatcher
- * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed).
+ * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed). Deliveries of a
+ * subscription whose circuit breaker is open (`paused_until` ahead) are not due. With `options` (the dispatcher),
+ * at most one delivery per subscription, none of a busy one, fresh deliveries to healthy subscriptions first and
+ * at most `suspectLimit` suspect ones.
  */
-export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number): Promise<LeasedKey[]> {
-  const { rows } = await sql<{ notification_id: string; subscription_id: string; lease: string }>`
+export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedKey[]> {
+  if (limit <= 0) return [];
+  const lease = sql`now() + make_interval(secs => ${leaseMs / 1000})`;
+  const suspect = sql`(d.attempts > 0 or s.consecutive_failures > 0)`;
+  const query = options
+    ? sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
     with due as (
-      select notification_id, subscription_id from notification_deliveries
-      where status = 'pending' and next_attempt_at <= now()
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked)
+      select d.notification_id, d.subscription_id, d.next_attempt_at, ${suspect} as suspect
+      from notification_deliveries d join notification_subscriptions s on s.id = d.subscription_id
+      where d.status = 'pending' and d.next_attempt_at <= now()
+        and (s.paused_until is null or s.paused_until <= now())
+        and not (d.subscription_id = any (${options.busy}::text[]))
+      order by ${suspect}, d.next_attempt_at
+      limit ${limit * 4}
+      for update of d skip locked),
+    one_each as (
+      select distinct on (subscription_id) * from due order by subscription_id, suspect, next_attempt_at),
+    ranked as (
+      select *, row_number() over (partition by suspect order by next_attempt_at) as rank from one_each),
+    chosen as (
+      select * from ranked where not suspect or rank <= ${options.suspectLimit} order by suspect, next_attempt_at limit ${limit})
     update notification_deliveries d
-    set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}), attempts = d.attempts + 1
+    set next_attempt_at = ${lease}, attempts = d.attempts + 1
+    from chosen where d.notification_id = chosen.notification_id and d.subscription_id = chosen.subscription_id
+    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, chosen.suspect`
+    : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
+    with due as (
+      select d.notification_id, d.subscription_id from notification_deliveries d
+      where d.status = 'pending' and d.next_attempt_at <= now()
+        and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
+      order by d.next_attempt_at
+      limit ${limit}
+      for update of d skip locked)
+    update notification_deliveries d
+    set next_attempt_at = ${lease}, attempts = d.attempts + 1
     from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
-    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease`.execute(db);
-  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease }));
+    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, false as suspect`;
+  const { rows } = await query.execute(db);
+  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease, suspect: Boolean(r.suspect) }));
 }
 
 /** What the channels need for these deliveries (deliveries whose subscription is gone are left out). */
@@ -70,18 +115,35 @@ export async function loadDeliveries(db: Kysely<DB>, keys: DeliveryKey[]): Promi
   }));
 }
 
+/** Delivered: the subscription's circuit breaker closes (in the same statement, written only when it was open). */
 export async function markDelivered(db: Kysely<DB>, key: DeliveryKey): Promise<void> {
-  await db
-    .updateTable('notification_deliveries')
-    .set({ status: 'delivered', delivered_at: sql`now()` as unknown as Date, last_error: null })
-    .where('notification_id', '=', key.notificationId)
-    .where('subscription_id', '=', key.subscriptionId)
-    .where('status', 'in', ['pending', 'queued'])
-    .execute();
+  await sql`
+    with done as (
+      update notification_deliveries set status = 'delivered', delivered_at = now(), last_error = null
+      where notification_id = ${key.notificationId} and subscription_id = ${key.subscriptionId} and status in ('pending', 'queued')
+      returning subscription_id)
+    update notification_subscriptions s set consecutive_failures = 0, paused_until = null
+    from done where s.id = done.subscription_id and (s.consecutive_failures > 0 or s.paused_until is not null)`.execute(db);
 }
 
-/** A failed attempt: retried after `retryInMs`, or dead-lettered (`retryInMs` null); the subscription shows the error. */
-export async function markFailed(db: Kysely<DB>, key: DeliveryKey, error: string, retryInMs: number | null): Promise<void> {
+/** The circuit breaker of each subscription: after this many failed attempts in a row its deliveries pause. */
+export interface BreakerPolicy {
+  /** failures in a row that open it */
+  threshold: number;
+  /** the first pause; each further failure doubles it */
+  pauseMs: number;
+  /** the longest pause */
+  maxPauseMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerPolicy = { threshold: 3, pauseMs: 30_000, maxPauseMs: 600_000 };
+
+/**
+ * A failed attempt: retried after `retryInMs`, or dead-lettered (`retryInMs` null); the subscription shows the
+ * error and counts the failure: from `breaker.threshold` failures in a row its deliveries pause (the breaker
+ * opens), for a time that doubles with each further failure, up to `breaker.maxPauseMs`.
+ */
+export async function markFailed(db: Kysely<DB>, key: DeliveryKey, error: string, retryInMs: number | null, breaker: BreakerPolicy = DEFAULT_BREAKER): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('notification_deliveries')
@@ -94,11 +156,14 @@ export async function markFailed(db: Kysely<DB>, key: DeliveryKey, error: string
       .where('subscription_id', '=', key.subscriptionId)
       .where('status', 'in', ['pending', 'queued'])
       .execute();
-    await trx
-      .updateTable('notification_subscriptions')
-      .set({ last_error: retryInMs === null ? `${error} (gave up on notification ${key.notificationId})` : error, last_error_at: sql`now()` as unknown as Date })
-      .where('id', '=', key.subscriptionId)
-      .execute();
+    const lastError = retryInMs === null ? `${error} (gave up on notification ${key.notificationId})` : error;
+    await sql`
+      update notification_subscriptions
+      set last_error = ${lastError}, last_error_at = now(), consecutive_failures = consecutive_failures + 1,
+        paused_until = case when consecutive_failures + 1 >= ${breaker.threshold}
+          then now() + make_interval(secs => least(${breaker.maxPauseMs / 1000}::float8, ${breaker.pauseMs / 1000}::float8 * power(2, least(consecutive_failures + 1 - ${breaker.threshold}, 30))))
+          else paused_until end
+      where id = ${key.subscriptionId}`.execute(trx);
   });
 }
 

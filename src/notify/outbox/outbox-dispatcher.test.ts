@@ -18,6 +18,8 @@ import type { ProducedNotification } from '../../aux/notifications/notification-
 import type { ChannelName, DeliveryResult, NotificationChannel, OutgoingNotification } from '../channels/channel.js';
 import { fullJitterDelay } from './backoff.js';
 import { OutboxDispatcher } from './outbox-dispatcher.js';
+import { claimDue } from './delivery-store.js';
+import type { DeliveryTarget } from '../channels/channel.js';
 
 const ACCOUNT = `0x${'ab'.repeat(20)}` as Address;
 
@@ -35,7 +37,7 @@ class TestChannel implements NotificationChannel {
   async validateTarget() {
     return null;
   }
-  async deliver(n: OutgoingNotification): Promise<DeliveryResult> {
+  async deliver(n: OutgoingNotification, _target?: DeliveryTarget): Promise<DeliveryResult> {
     const result = this.answer();
     if (result.ok) this.delivered.push(n.id);
     return result;
@@ -140,6 +142,85 @@ for (const engine of await engines()) {
         await until('subscription removed', async () => (await db.db.selectFrom('notification_subscriptions').selectAll().execute()).length === 0);
         abort2.abort();
         await running2;
+      } finally {
+        await db.dispose();
+      }
+    });
+
+    it('independent workers: a receiver that never answers holds one slot, not all; fresh deliveries to others go on', async () => {
+      const db = await engine.open();
+      const held: Array<() => void> = [];
+      try {
+        await migrateToLatest(db.db);
+        const slowAccount = `0x${'51'.repeat(20)}` as Address;
+        await insertSubscription(db.db, { id: 'sub_slow', account: slowAccount, channel: 'webhook', target: 'http://tarpit', types: null, secret: 'whsec_x' });
+        await insertSubscription(db.db, { id: 'sub_fast', account: ACCOUNT, channel: 'webhook', target: 'http://fast', types: null, secret: 'whsec_y' });
+        const channel = new TestChannel();
+        const calls: Record<string, number> = {};
+        channel.deliver = async (n: OutgoingNotification, target: DeliveryTarget) => {
+          calls[target.target] = (calls[target.target] ?? 0) + 1;
+          if (target.target === 'http://tarpit') await new Promise<void>((resolve) => held.push(resolve));
+          channel.delivered.push(n.id);
+          return { ok: true };
+        };
+        const abort = new AbortController();
+        const d = dispatcher(db, channel);
+        const running = d.run(abort.signal);
+        // a backlog for the tarpit first (older), then one notification for a healthy subscriber
+        await produce(db, Array.from({ length: 6 }, (_, i) => notification(100 + i, slowAccount)));
+        await until('the tarpit holds a delivery', async () => held.length === 1);
+        await produce(db, [notification(200)]);
+        d.wake();
+        await until('the healthy delivery done while the tarpit holds its slot', async () => channel.delivered.includes('n-200'));
+        assert.equal(calls['http://tarpit'], 1, 'one delivery at a time per subscription: the rest of its backlog waits');
+        assert.equal(d.active, 1);
+        for (const release of held.splice(0)) release();
+        await until('the backlog drains once the receiver answers', async () => {
+          for (const release of held.splice(0)) release();
+          return (await statuses(db)).delivered === 7;
+        });
+        abort.abort();
+        await running;
+      } finally {
+        for (const release of held) release();
+        await db.dispose();
+      }
+    });
+
+    it('a circuit breaker per subscription: three failures in a row pause its deliveries; a delivery closes it again', async () => {
+      const db = await engine.open();
+      try {
+        await migrateToLatest(db.db);
+        const downAccount = `0x${'d0'.repeat(20)}` as Address;
+        await insertSubscription(db.db, { id: 'sub_down', account: downAccount, channel: 'webhook', target: 'http://down', types: null, secret: 'whsec_x' });
+        await insertSubscription(db.db, { id: 'sub_up', account: ACCOUNT, channel: 'webhook', target: 'http://up', types: null, secret: 'whsec_y' });
+        const channel = new TestChannel();
+        channel.deliver = async (n: OutgoingNotification, target: DeliveryTarget) => {
+          if (target.target === 'http://down') return { ok: false, retryable: true, error: 'http://down did not answer within 5000 ms' };
+          channel.delivered.push(n.id);
+          return { ok: true };
+        };
+        // long backoff and breaker pauses (minutes): what is due again within the test is due to the breaker only
+        const d = dispatcher(db, channel, { baseMs: 1, capMs: 600_000 });
+        await produce(db, Array.from({ length: 5 }, (_, i) => notification(300 + i, downAccount)));
+        // each failure makes its row wait; the other rows of the subscription stay due until the breaker opens
+        for (let i = 0; i < 3; i++) await d.dispatchOnce();
+        const sub = await db.db.selectFrom('notification_subscriptions').select(['consecutive_failures', 'paused_until']).where('id', '=', 'sub_down').executeTakeFirstOrThrow();
+        assert.equal(sub.consecutive_failures, 3);
+        assert.ok(sub.paused_until && new Date(sub.paused_until).getTime() > Date.now() + 60_000, 'paused for minutes');
+        // two rows of the paused subscription are still due: a claim passes them over and takes the healthy one
+        await produce(db, [notification(400)]);
+        const claimed = await claimDue(db.db, 10, 30_000, { busy: [], suspectLimit: 10 });
+        assert.deepEqual(claimed.map((k) => k.notificationId), ['n-400']);
+        // the receiver is back and the pause ends: the next delivery closes the breaker
+        channel.deliver = async (n: OutgoingNotification) => {
+          channel.delivered.push(n.id);
+          return { ok: true };
+        };
+        await db.db.updateTable('notification_subscriptions').set({ paused_until: new Date(Date.now() - 1000) }).where('id', '=', 'sub_down').execute();
+        await d.dispatchOnce();
+        const closed = await db.db.selectFrom('notification_subscriptions').select(['consecutive_failures', 'paused_until']).where('id', '=', 'sub_down').executeTakeFirstOrThrow();
+        assert.deepEqual(closed, { consecutive_failures: 0, paused_until: null });
       } finally {
         await db.dispose();
       }

@@ -1,8 +1,12 @@
 /**
- * The outbox dispatcher: claims due deliveries (FOR UPDATE SKIP LOCKED + a lease, so several replicas share the
- * work without sending twice in the normal case), delivers them through their channels, records each outcome,
- * and sleeps until woken (new deliveries written) or the poll interval passes. At least once: a dispatcher that
- * dies mid-delivery leaves its rows leased; they are due again when the lease ends.
+ * The outbox dispatcher: independent delivery workers. Up to `concurrency` deliveries are in flight at once, each
+ * on its own: a slot that frees is refilled at once, never waiting for slower ones. It claims due deliveries (FOR
+ * UPDATE SKIP LOCKED + a lease, so several replicas share the work without sending twice in the normal case), at
+ * most one per subscription at a time (a slow receiver holds one slot, not all), fresh deliveries to healthy
+ * subscriptions first; retries and subscriptions whose last attempt failed may hold at most `concurrency` minus a
+ * reserve of slots, so fresh notifications are never starved by them. Each subscription has a circuit breaker
+ * (see markFailed): after failures in a row its deliveries pause. At least once: a dispatcher that dies
+ * mid-delivery leaves its rows leased; they are due again when the lease ends.
  *
  * @example
  *   const dispatcher = new OutboxDispatcher({ db, channels, policy, leaseMs: 30_000, pollIntervalMs: 1000, concurrency: 8 });
@@ -13,7 +17,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, NotificationChannel } from '../channels/channel.js';
 import { attemptDelivery, type AttemptOutcome, type DeliveryPolicy } from './delivery-attempt.js';
-import { claimDue, loadDeliveries } from './delivery-store.js';
+import { claimDue, loadDeliveries, type ClaimedKey } from './delivery-store.js';
 import { WakeUp } from './wake-up.js';
 
 export interface DispatcherLogger {
@@ -32,9 +36,17 @@ export interface OutboxDispatcherOptions {
   random?: () => number;
 }
 
+/** Slots kept for fresh deliveries to healthy subscriptions: a quarter, at least one. */
+export function reservedSlots(concurrency: number): number {
+  return concurrency <= 1 ? 0 : Math.max(1, Math.floor(concurrency / 4));
+}
+
 export class OutboxDispatcher {
   private readonly wakeUp = new WakeUp();
   readonly counts: Record<AttemptOutcome, number> = { delivered: 0, retry: 0, dead: 0, gone: 0 };
+  /** in flight: subscription id → whether the delivery was suspect when claimed */
+  private readonly inFlight = new Map<string, boolean>();
+  private readonly running = new Set<Promise<void>>();
 
   constructor(private readonly options: OutboxDispatcherOptions) {}
 
@@ -43,32 +55,70 @@ export class OutboxDispatcher {
     this.wakeUp.wake();
   }
 
-  /** Claims and delivers one batch; returns how many were claimed. */
-  async dispatchOnce(): Promise<number> {
-    const { db } = this.options;
-    const keys = await claimDue(db, this.options.concurrency, this.options.leaseMs);
-    if (keys.length === 0) return 0;
-    const deliveries = await loadDeliveries(db, keys);
-    const deps = { db, channels: this.options.channels, policy: this.options.policy, random: this.options.random };
-    const outcomes = await Promise.allSettled(deliveries.map((d) => attemptDelivery(deps, d)));
-    for (const o of outcomes) {
-      if (o.status === 'fulfilled') this.counts[o.value]++;
-      else this.options.logger?.warn({ err: (o.reason as Error).message }, 'notifications: recording a delivery failed (it is retried after its lease)');
-    }
+  /** Deliveries in flight now. */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /** Claims what the free slots can take and starts each delivery on its own; returns how many were claimed. */
+  async fill(): Promise<number> {
+    const { db, concurrency } = this.options;
+    const free = concurrency - this.inFlight.size;
+    if (free <= 0) return 0;
+    const suspectActive = [...this.inFlight.values()].filter(Boolean).length;
+    const suspectLimit = Math.max(0, concurrency - reservedSlots(concurrency) - suspectActive);
+    const keys = await claimDue(db, free, this.options.leaseMs, { busy: [...this.inFlight.keys()], suspectLimit });
+    for (const key of keys) this.start(key);
     return keys.length;
+  }
+
+  /** Claims and delivers one batch, waiting for it; returns how many were claimed. */
+  async dispatchOnce(): Promise<number> {
+    const claimed = await this.fill();
+    await this.idle();
+    return claimed;
+  }
+
+  /** Resolves once no delivery is in flight. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private async deliver(key: ClaimedKey): Promise<void> {
+    const deps = { db: this.options.db, channels: this.options.channels, policy: this.options.policy, random: this.options.random };
+    try {
+      const [delivery] = await loadDeliveries(this.options.db, [key]);
+      if (delivery) this.counts[await attemptDelivery(deps, delivery)]++;
+    } catch (err) {
+      this.options.logger?.warn({ err: (err as Error).message }, 'notifications: recording a delivery failed (it is retried after its lease)');
+    }
+  }
+
+  private start(key: ClaimedKey): void {
+    this.inFlight.set(key.subscriptionId, key.suspect);
+    const work: Promise<void> = this.deliver(key).finally(() => {
+      this.inFlight.delete(key.subscriptionId);
+      this.running.delete(work);
+      this.wakeUp.wake(); // a slot is free
+    });
+    this.running.add(work);
   }
 
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let claimed = 0;
+      this.wakeUp.clear();
       try {
-        this.wakeUp.clear();
-        claimed = await this.dispatchOnce();
+        claimed = await this.fill();
       } catch (err) {
         if (!signal.aborted) this.options.logger?.warn({ err: (err as Error).message }, 'notifications: dispatch failed; retrying');
       }
-      if (claimed > 0 || signal.aborted || this.wakeUp.pending) continue;
+      if (signal.aborted) break;
+      // more may be due while slots are free; otherwise sleep until a slot frees, new work is written, or the poll
+      if (claimed > 0 && this.inFlight.size < this.options.concurrency) continue;
+      if (this.wakeUp.pending) continue;
       await this.wakeUp.sleep(this.options.pollIntervalMs, signal);
     }
+    await this.idle();
   }
 }
