@@ -119,6 +119,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
+      fees: config.fees,
       solverPrivateKey: config.solverPrivateKey,
       solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },

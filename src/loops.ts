@@ -15,7 +15,8 @@ import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader } from './db/leadership.js';
 import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
-import { AuctionBuilder } from './auction/build-auction.js';
+import { AuctionBuilder, type AuctionFeeSchedule } from './auction/build-auction.js';
+import { DEFAULT_FEE_POLICIES, parseFeeSchedule } from './protocol/index.js';
 import { AuctionStore } from './auction/auction-store.js';
 import { CompetitionStore } from './auction/competition-store.js';
 import { OrderExclusions } from './auction/order-exclusions.js';
@@ -43,6 +44,8 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  /** the FEE_* schedule (default: production's documented one) */
+  fees?: AuctionFeeSchedule | null;
   /** SOLVER_PRIVATE_KEY: the driver's account on real chains (allow-listed there); null: nothing is settled on them */
   solverPrivateKey?: Hex | null;
   /** the competing solver engines of each network, by network name (default: the built-ins) */
@@ -83,7 +86,12 @@ export interface AuctionLoopWiring {
   /** "an order was placed" on this process: the loop then auctions the current head at once (next-block fulfilment) */
   orderPlaced?: ((listener: () => void) => () => void) | null;
   gate?: AuctionGate;
+  /** protocol and partner fees; undefined: production's documented schedule with a 1 % partner cap; null: none */
+  fees?: AuctionFeeSchedule | null;
 }
+
+/** FEE_POLICIES' default as a schedule: what a loop wired without configuration charges. */
+export const DEFAULT_FEE_SCHEDULE: AuctionFeeSchedule = { policies: parseFeeSchedule(DEFAULT_FEE_POLICIES), maxPartnerFee: 0.01, upcoming: null };
 
 function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
   const solver = network.devnet?.deployment.accounts.find((a) => a.role === 'solver');
@@ -110,6 +118,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     nativePrices: w.nativePrices,
     bannedAddresses: w.bannedAddresses,
     deniedTokens: w.deniedTokens,
+    fees: w.fees === undefined ? DEFAULT_FEE_SCHEDULE : w.fees,
   });
   const account = w.solverAccount === undefined ? defaultSolverAccount(network) : w.solverAccount;
   const trader = account && network.devnet?.deployment.accounts.find((a) => a.role === 'trader' && a.address.toLowerCase() === account.address.toLowerCase());
@@ -182,6 +191,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           orderPlaced: deps.orderBooks.get(network.name)?.onOrderPlaced,
           solvers: deps.solverEngines?.get(network.name)?.solvers,
           gate: deps.auctionGate,
+          fees: deps.fees,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;
