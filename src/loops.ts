@@ -20,6 +20,7 @@ import { DEFAULT_FEE_POLICIES, parseFeeSchedule } from './protocol/index.js';
 import { AuctionStore } from './auction/auction-store.js';
 import { CompetitionStore } from './auction/competition-store.js';
 import { OrderExclusions } from './auction/order-exclusions.js';
+import { FeeRecords } from './auction/fee-records.js';
 import { OrderLifecycle } from './auction/order-lifecycle.js';
 import { SettlementSubmissions } from './auction/settlement-submissions.js';
 import { Driver, type DriverHooks } from './solver/driver.js';
@@ -135,6 +136,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
       lifecycle: new OrderLifecycle(db, chainId),
       submissions,
       exclusions: new OrderExclusions(db, chainId),
+      fees: new FeeRecords(db, chainId),
     },
     solvers: w.solvers ?? defaultSolvers(network),
     driver,

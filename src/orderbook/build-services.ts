@@ -12,6 +12,7 @@ import { OrderService } from './orders/order-service.js';
 import { CancellationService } from './orders/cancellation-service.js';
 import { DEFAULT_ORDER_POLICY } from './orders/order-ports.js';
 import { TradeService } from './trades/trade-service.js';
+import { TradeFeeReader } from './trades/trade-fees.js';
 import { QuoteService } from './quotes/quote-service.js';
 import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
@@ -74,6 +75,7 @@ export function buildOrderBookServices(
   const repo = new PlacedOrdersRepository(db);
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy, recoverAddress,
+    tradeFees: new TradeFeeReader({ chainId, db }),
     chain: {
       async balanceAndAllowance(owner, token, preHooks = []) {
         const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);

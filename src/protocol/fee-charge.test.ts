@@ -55,8 +55,9 @@ describe('fee policies: the reference worked examples', () => {
     assert.deepEqual(policies, [
       { kind: 'priceImprovement', factor: 0.5, maxVolumeFactor: 0.0098, quote },
       { kind: 'volume', factor: 0.0002 },
-      { kind: 'volume', factor: 0.005 },
+      { kind: 'volume', factor: 0.005, recipient },
     ]);
+    assert.deepEqual(feePolicyJson(policies[2]!), { volume: { factor: 0.005 } }, 'the recipient is not on the wire');
     const prices = { sell: 2_999_250_000_000_000_000_000n, buy: 999_750_000_000_000_000n };
     const t = chargeFeePolicies({ order, prices, executed: 999_750_000_000_000_000n, fee: 250_000_000_000_000n }, policies);
     assert.deepEqual(t.protocolFees, [75_000_000_000_000_000n, 599_835_000_000_000_000n, 14_992_875_825_000_000_000n]);

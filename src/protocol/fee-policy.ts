@@ -15,10 +15,12 @@ export interface FeeQuote {
   fee: bigint;
 }
 
-export type FeePolicy =
+/** A partner's policy names its recipient (lowercase; never on the wire — partners are paid off-chain). */
+export type FeePolicy = (
   | { kind: 'surplus'; factor: number; maxVolumeFactor: number }
   | { kind: 'priceImprovement'; factor: number; maxVolumeFactor: number; quote: FeeQuote }
-  | { kind: 'volume'; factor: number };
+  | { kind: 'volume'; factor: number }
+) & { recipient?: string };
 
 /** A configured policy before it meets an order: a price-improvement one gets its quote per order. */
 export type ConfiguredPolicy = { kind: 'surplus' | 'priceImprovement'; factor: number; maxVolumeFactor: number } | { kind: 'volume'; factor: number };

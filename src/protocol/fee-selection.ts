@@ -79,11 +79,12 @@ export function partnerFeePolicies(partnerFees: readonly PartnerFee[], quote: Fe
   const out: FeePolicy[] = [];
   partnerFees.forEach((p, i) => {
     const share = shares[i]!;
-    if (p.kind === 'volume') out.push({ kind: 'volume', factor: share });
+    const recipient = p.recipient.toLowerCase();
+    if (p.kind === 'volume') out.push({ kind: 'volume', factor: share, recipient });
     else {
       const factor = Math.min(p.bps, 9_999) / 10_000;
-      if (p.kind === 'surplus') out.push({ kind: 'surplus', factor, maxVolumeFactor: share });
-      else out.push({ kind: 'priceImprovement', factor, maxVolumeFactor: share, quote });
+      if (p.kind === 'surplus') out.push({ kind: 'surplus', factor, maxVolumeFactor: share, recipient });
+      else out.push({ kind: 'priceImprovement', factor, maxVolumeFactor: share, quote, recipient });
     }
   });
   return out;
