@@ -1,5 +1,5 @@
 /** Builds the order-book services of one network from its chain runtime, the database and the configuration. */
-import type { RecoverAddress } from '../protocol/index.js';
+import { quoteVolumeFactor, type RecoverAddress } from '../protocol/index.js';
 import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
 import type { Config } from '../config/config.js';
@@ -43,6 +43,11 @@ export interface OrderBookBuild {
   onOrderPlaced(listener: () => void): () => void;
 }
 
+/** The volume fee quotes fold in: the schedule in force at the time (the upcoming one once its time has come). */
+function quoteVolumeFee(fees: Config['fees']): (sellToken: Address, buyToken: Address, nowSeconds: number) => number {
+  return (sellToken, buyToken, nowSeconds) => quoteVolumeFactor(fees.upcoming && nowSeconds * 1000 >= fees.upcoming.from ? fees.upcoming.policies : fees.policies, sellToken, buyToken);
+}
+
 export function buildOrderBookServices(
   network: ChainNetwork,
   db: Kysely<DB>,
@@ -70,6 +75,7 @@ export function buildOrderBookServices(
   const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
   const quotes = new QuoteService({
     chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
+    volumeFee: config.fees ? quoteVolumeFee(config.fees) : undefined,
     chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
   const repo = new PlacedOrdersRepository(db);

@@ -120,3 +120,14 @@ export function orderFeePolicies(input: OrderFeePolicyInput): FeePolicy[] {
   // partner entries keep their app-data positions (recipients are mapped back by position)
   return [...out, ...partnerFeePolicies(input.partnerFees, reference, input.maxPartnerFee)];
 }
+
+/**
+ * The volume fee a quote folds in (reference §8; issue 23 point 8): the schedule's volume factors that apply to
+ * an order at the quoted price (classes `any` and `market`), compounded; 0 for a same-token trade.
+ */
+export function quoteVolumeFactor(schedule: readonly ScheduledPolicy[], sellToken: string, buyToken: string): number {
+  if (sellToken.toLowerCase() === buyToken.toLowerCase()) return 0;
+  let kept = 1;
+  for (const { orderClass, policy } of schedule) if (orderClass !== 'limit' && policy.kind === 'volume') kept *= 1 - policy.factor;
+  return Number((1 - kept).toPrecision(12));
+}

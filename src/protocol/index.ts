@@ -81,7 +81,7 @@ export type { Settlement, SettlementTrade, SettlementInteraction } from './encod
 
 export { DEFAULT_FEE_POLICIES, FeeScheduleError, parseFeeFactor, parseFeeSchedule, feePolicyJson, feePolicyFromJson } from './fee-policy.js';
 export type { FeePolicy, FeePolicyJson, FeeQuote, ConfiguredPolicy, ScheduledPolicy } from './fee-policy.js';
-export { isOutsideMarket, cappedPartnerShares, partnerFeePolicies, orderFeePolicies } from './fee-selection.js';
+export { isOutsideMarket, cappedPartnerShares, partnerFeePolicies, orderFeePolicies, quoteVolumeFactor } from './fee-selection.js';
 export type { FeeOrder, OrderFeePolicyInput } from './fee-selection.js';
 export { mulFactor, quoteAdjustedLimits, chargeFeePolicies, feesFromExecution, feeInSellToken, factorInBps, volumeFeeAdjustedQuote } from './fee-charge.js';
 export type { ChargeInput, ChargedTrade, FeeLimitOrder } from './fee-charge.js';
