@@ -34,6 +34,8 @@ import { EcdsaRecoveryPool } from './infra/ecdsa-recovery-pool.js';
 import { createSimulator, registerSimulationRoutes } from './aux/simulation/index.js';
 import { buildMarketServices, registerMarketRoutes, type MarketChainContext } from './aux/market/index.js';
 import { BalanceStream, registerBalanceRoutes } from './aux/balances/index.js';
+import { registerPartnerFeeRoutes } from './aux/partner-fees/routes.js';
+import { TradeFeeReader } from './orderbook/trades/trade-fees.js';
 import { openSharedBackend } from './infra/shared-backend.js';
 import { buildNotifications, registerNotificationRoutes } from './aux/notifications/index.js';
 import { startAffiliateProgram } from './aux/affiliate/start.js';
@@ -136,6 +138,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       bannedAddresses: config.bannedAddresses,
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
+      fees: config.fees,
       solverPrivateKey: config.solverPrivateKey,
       solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
@@ -287,6 +290,8 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
 
   await registerBalances(w, server, networks);
   registerSimulation(w, server, database, networks);
+  // partner-fee accounts (issue 23)
+  registerPartnerFeeRoutes(server, { chains: new Map(networks.map((n) => [n.chainId, new TradeFeeReader({ chainId: n.chainId, db: database.db })])) });
 
   // notifications (issue 11): routes, the outbox dispatcher of this replica; the producers run with the chain loops
   const notifications = await buildNotifications({ config, networks, db: database.db, logger, now: options.now });

@@ -15,10 +15,12 @@ import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { runAsLeader, type LeadershipLease } from './db/leadership.js';
 import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
-import { AuctionBuilder } from './auction/build-auction.js';
+import { AuctionBuilder, type AuctionFeeSchedule } from './auction/build-auction.js';
+import { DEFAULT_FEE_POLICIES, parseFeeSchedule } from './protocol/index.js';
 import { AuctionStore } from './auction/auction-store.js';
 import { CompetitionStore } from './auction/competition-store.js';
 import { OrderExclusions } from './auction/order-exclusions.js';
+import { FeeRecords } from './auction/fee-records.js';
 import { OrderLifecycle } from './auction/order-lifecycle.js';
 import { SettlementSubmissions } from './solver/settlement-submissions.js';
 import { Driver, type DriverHooks } from './solver/driver.js';
@@ -43,6 +45,8 @@ export interface LoopDeps {
   bannedAddresses: ReadonlySet<string>;
   deniedTokens: ReadonlySet<string>;
   auctions: { enabled: boolean; everyBlocks: number };
+  /** the FEE_* schedule (default: production's documented one) */
+  fees?: AuctionFeeSchedule | null;
   /** SOLVER_PRIVATE_KEY: the driver's account on real chains (allow-listed there); null: nothing is settled on them */
   solverPrivateKey?: Hex | null;
   /** the competing solver engines of each network, by network name (default: the built-ins) */
@@ -85,7 +89,12 @@ export interface AuctionLoopWiring {
   gate?: AuctionGate;
   /** the leadership the loop runs under: its settlement transactions are recorded only while it is current */
   lease?: LeadershipLease | null;
+  /** protocol and partner fees; undefined: production's documented schedule with a 1 % partner cap; null: none */
+  fees?: AuctionFeeSchedule | null;
 }
+
+/** FEE_POLICIES' default as a schedule: what a loop wired without configuration charges. */
+export const DEFAULT_FEE_SCHEDULE: AuctionFeeSchedule = { policies: parseFeeSchedule(DEFAULT_FEE_POLICIES), maxPartnerFee: 0.01, upcoming: null };
 
 function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
   const solver = network.devnet?.deployment.accounts.find((a) => a.role === 'solver');
@@ -112,6 +121,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     nativePrices: w.nativePrices,
     bannedAddresses: w.bannedAddresses,
     deniedTokens: w.deniedTokens,
+    fees: w.fees === undefined ? DEFAULT_FEE_SCHEDULE : w.fees,
   });
   const account = w.solverAccount === undefined ? defaultSolverAccount(network) : w.solverAccount;
   const trader = account && network.devnet?.deployment.accounts.find((a) => a.role === 'trader' && a.address.toLowerCase() === account.address.toLowerCase());
@@ -128,6 +138,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
       lifecycle: new OrderLifecycle(db, chainId),
       submissions,
       exclusions: new OrderExclusions(db, chainId),
+      fees: new FeeRecords(db, chainId),
     },
     solvers: w.solvers ?? defaultSolvers(network),
     driver,
@@ -187,6 +198,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           solvers: deps.solverEngines?.get(network.name)?.solvers,
           gate: deps.auctionGate,
           lease,
+          fees: deps.fees,
         });
         if (auctionLoop) auctionLoops.set(network.name, auctionLoop);
         const notifications = deps.notifications;

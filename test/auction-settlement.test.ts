@@ -101,7 +101,7 @@ describe('batch auctions that really settle', () => {
   }
 
   const getOrder = async (uid: Hex) => (await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}`)).body;
-  const tradesOf = async (uid: Hex) => (await call(app.baseUrl, 'GET', `/devnet/api/v1/trades?orderUid=${uid}`)).body as Array<{ txHash: Hex; sellAmount: string; buyAmount: string; blockNumber: number }>;
+  const tradesOf = async (uid: Hex) => (await call(app.baseUrl, 'GET', `/devnet/api/v1/trades?orderUid=${uid}`)).body as Array<{ txHash: Hex; sellAmount: string; buyAmount: string; blockNumber: number; executedProtocolFees: Array<{ policy: object; amount: string; token: string }> }>;
   const fulfilled = (uid: Hex) => async () => ((await getOrder(uid)).status === 'fulfilled' ? true : null);
   const events = async (uid: Hex) =>
     (await db().selectFrom('order_events').select(['label', 'reason']).where('chain_id', '=', 31337).where('order_uid', '=', toBytes(uid)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
@@ -199,9 +199,12 @@ describe('batch auctions that really settle', () => {
     assert.equal((await tradesOf(a)).length, 1);
     assert.equal(ta.txHash, tb.txHash, 'one settlement');
     assert.match(ta.txHash, /^0x[0-9a-f]{64}$/);
-    // CoW at the price that balances both: each gets all the other sold
-    assert.deepEqual([ta.sellAmount, ta.buyAmount], [E18.toString(), m.toString()]);
-    assert.deepEqual([tb.sellAmount, tb.buyAmount], [m.toString(), E18.toString()]);
+    // CoW at the price that balances both: each gets what the other sold less its fees (network fee, the default
+    // 2 bps volume fee), which the settlement keeps
+    assert.deepEqual([ta.sellAmount, tb.sellAmount], [E18.toString(), m.toString()]);
+    assert.ok(BigInt(ta.buyAmount) < m && BigInt(ta.buyAmount) >= (m * 98n) / 100n, `${ta.buyAmount} of ${m}`);
+    assert.ok(BigInt(tb.buyAmount) < E18 && BigInt(tb.buyAmount) >= (E18 * 98n) / 100n, `${tb.buyAmount} of ${E18}`);
+    assert.equal(Object.keys(ta.executedProtocolFees.at(-1)!.policy)[0], 'volume', 'the default schedule ends with the volume fee');
 
     const tx = await network.client.getTransaction({ hash: ta.txHash });
     assert.equal(tx.to?.toLowerCase(), network.settlement);
@@ -220,9 +223,9 @@ describe('batch auctions that really settle', () => {
     const [w1, u1] = await balances(trader1.address, [WETH, USDC], block - 1n);
     const [w1b, u1b] = await balances(trader1.address, [WETH, USDC], block);
     assert.equal(w0! - w0b!, E18);
-    assert.equal(u0b! - u0!, m);
+    assert.equal(u0b! - u0!, BigInt(ta.buyAmount));
     assert.equal(u1! - u1b!, m);
-    assert.equal(w1b! - w1!, E18);
+    assert.equal(w1b! - w1!, BigInt(tb.buyAmount));
 
     // the competition: both solvers proposed, the CoW won
     const v1 = await call(routesUrl, 'GET', `/api/v1/solver_competition/by_tx_hash/${ta.txHash}`);
@@ -245,7 +248,7 @@ describe('batch auctions that really settle', () => {
     const status = await competitionStatus(a);
     assert.equal(status?.type, 'traded');
     assert.deepEqual(status?.value, [
-      { solver: 'cow-matcher', executedAmounts: { sell: E18.toString(), buy: m.toString() } },
+      { solver: 'cow-matcher', executedAmounts: { sell: E18.toString(), buy: ta.buyAmount } },
       { solver: 'amm-router', executedAmounts: status!.value![1].executedAmounts },
     ]);
     // the lifecycle writes `traded` once the indexed range is reported to it
@@ -270,7 +273,8 @@ describe('batch auctions that really settle', () => {
     const swap = decodeFunctionData({ abi: parseAbi(['function swapExactTokensForTokens(uint256, uint256, address[], address, uint256)']), data: intra[1].callData });
     assert.equal(swap.args[0], E18 / 2n);
     assert.ok(swap.args[1] >= BigInt(trade.buyAmount), 'the owner is paid from the swap\'s minimum out');
-    assert.ok(swap.args[1] >= (out * 9949n) / 10_000n && swap.args[1] < out, 'the minimum out allows the slippage (0.5 %) and no more');
+    // issue 19: no slippage kept back — the swap demands what the pool yields, the order is paid that less its fees
+    assert.ok(swap.args[1] >= (out * 9_990n) / 10_000n && swap.args[1] <= out, 'the minimum out is what the pool yields');
     assert.equal(swap.args[3].toLowerCase(), network.settlement);
     const indexed = await waitFor('the interactions indexed', async () => {
       const rows = await db().selectFrom('settlement_interactions').select('target').where('tx_hash', '=', toBytes(trade.txHash)).execute();

@@ -33,6 +33,7 @@ import type { AuctionStore } from './auction-store.js';
 import type { Auction, ExcludedOrder } from '../solver/auction-types.js';
 import type { CompetitionStore } from './competition-store.js';
 import type { OrderExclusions } from './order-exclusions.js';
+import type { FeeRecords } from './fee-records.js';
 import type { OrderLifecycle } from './order-lifecycle.js';
 import type { SettlementSubmissions } from '../solver/settlement-submissions.js';
 
@@ -55,6 +56,8 @@ export interface AuctionLoopStores {
   lifecycle: OrderLifecycle;
   submissions: SettlementSubmissions;
   exclusions: OrderExclusions;
+  /** what the driver charged each order of a submitted solution (issue 23); absent: not recorded */
+  fees?: FeeRecords;
 }
 
 export interface AuctionLoopOptions {
@@ -246,6 +249,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       await lifecycle.afterCompetition(executing, [...new Set(considered)]);
     }
     if (winner && driver && plan) {
+      // the fees each order is charged, kept before the settlement can land (the order book reads them back)
+      await options.stores.fees?.record(auction.id, winner.solution.trades);
       // recorded (its orders in flight) before the next auction is built; sent and followed in the background
       const { outcome } = await driver.submit(plan, winner.solution.trades.map((t) => t.order.uid), signal);
       settlement = track(outcome);

@@ -14,7 +14,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainReader } from '../chain/reader.js';
 import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { NO_ORDER_HOOKS, orderHooksOf, remainingAmount, trampolineGas, trampolineInteraction, type OrderHooks } from '../protocol/index.js';
+import { NO_ORDER_HOOKS, orderFeePolicies, parseAppDataDocument, remainingAmount, trampolineGas, trampolineInteraction, type OrderHooks, type PartnerFee, type ScheduledPolicy } from '../protocol/index.js';
 import { preHookAllowance } from '../chain/pre-hook-allowance.js';
 import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from '../solver/auction-types.js';
 import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
@@ -32,6 +32,40 @@ export interface AuctionBuilderOptions {
   bannedAddresses?: ReadonlySet<string>;
   /** lowercase tokens that never trade */
   deniedTokens?: ReadonlySet<string>;
+  /** the fee schedule (issue 23); absent: no protocol fee and no partner fee */
+  fees?: AuctionFeeSchedule | null;
+}
+
+/** Which protocol fee policies auctions apply (the configured FEE_* values). */
+export interface AuctionFeeSchedule {
+  policies: readonly ScheduledPolicy[];
+  maxPartnerFee: number;
+  /** replaces `policies` in auctions whose block time (unix ms) is at or after `from` */
+  upcoming: { policies: readonly ScheduledPolicy[]; from: number } | null;
+}
+
+/** The schedule in force at a block time (unix seconds): the upcoming one once its time has come. */
+export function scheduleAt(fees: AuctionFeeSchedule, timestamp: number): readonly ScheduledPolicy[] {
+  return fees.upcoming && timestamp * 1000 >= fees.upcoming.from ? fees.upcoming.policies : fees.policies;
+}
+
+/** What an auction uses of an order's app data: its hooks and its partner fees. */
+interface AppDataUse {
+  hooks: OrderHooks;
+  partnerFees: readonly PartnerFee[];
+}
+
+const NO_APP_DATA_USE: AppDataUse = { hooks: NO_ORDER_HOOKS, partnerFees: [] };
+
+/** An unknown or unparsable document: no hooks, no partner fee (as upstream). */
+function appDataUseOf(text: string | undefined): AppDataUse {
+  if (text === undefined) return NO_APP_DATA_USE;
+  try {
+    const { hooks, partnerFees } = parseAppDataDocument(text).protocol;
+    return { hooks, partnerFees };
+  } catch {
+    return NO_APP_DATA_USE;
+  }
 }
 
 export interface BlockRef {
@@ -61,7 +95,7 @@ function neededBalance(row: SolvableOrderRow, remaining: bigint): bigint {
 }
 
 export class AuctionBuilder {
-  private readonly hooksByAppData = new Map<Hex, OrderHooks>();
+  private readonly appDataUse = new Map<Hex, AppDataUse>();
 
   constructor(private readonly options: AuctionBuilderOptions) {}
 
@@ -91,18 +125,18 @@ export class AuctionBuilder {
     const funds = new Map<string, { balance: bigint; allowance: bigint }>();
     // the balances multicall, the native prices of every live order's tokens and the app-data hooks at once
     const liveTokens = [...new Set(live.flatMap((row) => [row.sellToken, row.buyToken]))];
-    const [read, nativePrices, hooks] = await Promise.all([
+    const [read, nativePrices, appData] = await Promise.all([
       pairs.length > 0 ? reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber }) : Promise.resolve([]),
       Promise.all(liveTokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null))),
       // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
-      this.hooks(live.map((row) => row.appData)),
+      this.appData(live.map((row) => row.appData)),
     ]);
     read.forEach((r, i) => funds.set(`${pairs[i]!.owner}:${pairs[i]!.token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
     const trampoline = this.options.hooksTrampoline ?? null;
     const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
     for (const row of live) {
       const remaining = remainingOf(row);
-      const orderHooks = hooks.get(row.appData) ?? NO_ORDER_HOOKS;
+      const orderHooks = (appData.get(row.appData) ?? NO_APP_DATA_USE).hooks;
       const unfilled = row.executedSell === 0n && row.executedBuy === 0n;
       const due: OrderHooks = { pre: unfilled ? orderHooks.pre : [], post: orderHooks.post };
       if (trampoline === null && due.pre.length + due.post.length > 0) {
@@ -130,6 +164,8 @@ export class AuctionBuilder {
       if (scaled > 0n) prices.set(t, scaled);
     });
 
+    const fees = this.options.fees ?? null;
+    const schedule = fees ? scheduleAt(fees, timestamp) : [];
     const orders: SolvableOrder[] = [];
     for (const { row, remaining, available, hooks: due } of funded) {
       if (!prices.has(row.sellToken) || !prices.has(row.buyToken)) {
@@ -164,6 +200,10 @@ export class AuctionBuilder {
         postInteractions: due.post.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'post', due.post)] : [],
         hookGas: trampolineGas(due.pre) + trampolineGas(due.post),
         quote: row.quote,
+        // worked out afresh in every auction: a restart with other values or an upcoming schedule applies at once
+        feePolicies: fees
+          ? orderFeePolicies({ order: row, quote: row.quote, schedule, partnerFees: (appData.get(row.appData) ?? NO_APP_DATA_USE).partnerFees, maxPartnerFee: fees.maxPartnerFee })
+          : [],
       });
     }
     // only the prices the auction's orders use
@@ -177,16 +217,16 @@ export class AuctionBuilder {
     };
   }
 
-  /** App-data hooks by app-data hash: parsed once per document and remembered. */
-  private async hooks(appData: Hex[]): Promise<Map<Hex, OrderHooks>> {
-    const missing = [...new Set(appData)].filter((h) => !this.hooksByAppData.has(h));
+  /** App-data hooks and partner fees by app-data hash: parsed once per document and remembered. */
+  private async appData(appData: Hex[]): Promise<Map<Hex, AppDataUse>> {
+    const missing = [...new Set(appData)].filter((h) => !this.appDataUse.has(h));
     if (missing.length > 0) {
       const documents = await queryAppData(this.options.db, missing);
       for (const hash of missing) {
-        if (this.hooksByAppData.size >= APP_DATA_CACHE_SIZE) this.hooksByAppData.delete(this.hooksByAppData.keys().next().value!);
-        this.hooksByAppData.set(hash, orderHooksOf(documents.get(hash)));
+        if (this.appDataUse.size >= APP_DATA_CACHE_SIZE) this.appDataUse.delete(this.appDataUse.keys().next().value!);
+        this.appDataUse.set(hash, appDataUseOf(documents.get(hash)));
       }
     }
-    return this.hooksByAppData;
+    return this.appDataUse;
   }
 }

@@ -248,3 +248,35 @@ describe('configuration: notification channels', () => {
     });
   }
 });
+
+describe('configuration: fees (issue 23)', () => {
+  it("defaults to production's documented schedule and a 1 % partner cap", () => {
+    const { fees } = loadConfig({});
+    assert.deepEqual(fees.policies, [
+      { orderClass: 'limit', policy: { kind: 'surplus', factor: 0.5, maxVolumeFactor: 0.0098 } },
+      { orderClass: 'market', policy: { kind: 'priceImprovement', factor: 0.5, maxVolumeFactor: 0.0098 } },
+      { orderClass: 'any', policy: { kind: 'volume', factor: 0.0002 } },
+    ]);
+    assert.equal(fees.maxPartnerFee, 0.01);
+    assert.equal(fees.upcoming, null);
+  });
+
+  it('reads none, other schedules and an upcoming schedule with its start', () => {
+    assert.deepEqual(loadConfig({ FEE_POLICIES: 'none' }).fees.policies, []);
+    const c = loadConfig({ FEE_POLICIES: 'any:volume:0.001', FEE_UPCOMING_POLICIES: 'any:volume:0.003', FEE_UPCOMING_FROM: '2026-12-01T00:00:00Z', FEE_MAX_PARTNER_FEE: '0.02' }).fees;
+    assert.deepEqual(c.upcoming, { policies: [{ orderClass: 'any', policy: { kind: 'volume', factor: 0.003 } }], from: Date.parse('2026-12-01T00:00:00Z') });
+    assert.equal(c.maxPartnerFee, 0.02);
+  });
+
+  for (const [env, expected] of [
+    [{ FEE_POLICIES: 'any:volume:1' }, /^FEE_POLICIES: expected none or comma-separated CLASS:KIND:FACTOR.*\[0, 1\)/],
+    [{ FEE_POLICIES: 'limit:surplus:0.5' }, /^FEE_POLICIES: expected .*max volume factor/],
+    [{ FEE_MAX_PARTNER_FEE: '-0.1' }, /^FEE_MAX_PARTNER_FEE: expected a decimal in \[0, 1\)/],
+    [{ FEE_UPCOMING_POLICIES: 'none' }, /^FEE_UPCOMING_FROM: expected FEE_UPCOMING_POLICIES and FEE_UPCOMING_FROM set together/],
+    [{ FEE_UPCOMING_POLICIES: 'none', FEE_UPCOMING_FROM: 'tomorrow' }, /^FEE_UPCOMING_FROM: expected an ISO-8601 UTC time/],
+  ] as const) {
+    it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && expected.test(e.message) && !e.message.includes('\n'));
+    });
+  }
+});

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { DEFAULT_FEE_POLICIES, FeeScheduleError, parseFeeFactor, parseFeeSchedule, type ScheduledPolicy } from '../protocol/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -18,6 +19,16 @@ export interface RateLimitConfig {
   orders: number;
   /** requests per second per client for every other route; 0 disables */
   other: number;
+}
+
+/** Protocol and partner fees (issue 23): FEE_POLICIES, FEE_MAX_PARTNER_FEE, FEE_UPCOMING_POLICIES + FEE_UPCOMING_FROM. */
+export interface FeesConfig {
+  /** in order of application; default production's documented schedule */
+  policies: ScheduledPolicy[];
+  /** cap of all partner fees of an order together, compounded (default 0.01) */
+  maxPartnerFee: number;
+  /** replaces `policies` in auctions built at or after `from` (unix ms) */
+  upcoming: { policies: ScheduledPolicy[]; from: number } | null;
 }
 
 export interface Config {
@@ -93,6 +104,7 @@ export interface Config {
   notifications: NotificationsConfig;
   /** affiliate program (issue 10): reward terms copied onto each code at registration, signing domain, analytics */
   affiliate: AffiliateConfig;
+  fees: FeesConfig;
 }
 
 export interface AffiliateConfig {
@@ -375,7 +387,40 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     notifyChannels: notifyChannels(env),
     affiliate: affiliateConfig(env),
+    fees: feesConfig(env),
   };
+}
+
+function feeSchedule(env: Env, name: string, def: string): ScheduledPolicy[] {
+  const raw = str(env, name) ?? def;
+  try {
+    return parseFeeSchedule(raw);
+  } catch (err) {
+    if (err instanceof FeeScheduleError) throw new ConfigError(name, `none or comma-separated CLASS:KIND:FACTOR[:MAX_VOLUME_FACTOR] (${err.message})`, raw);
+    throw err;
+  }
+}
+
+function feesConfig(env: Env): FeesConfig {
+  const maxRaw = str(env, 'FEE_MAX_PARTNER_FEE') ?? '0.01';
+  let maxPartnerFee: number;
+  try {
+    maxPartnerFee = parseFeeFactor(maxRaw);
+  } catch {
+    throw new ConfigError('FEE_MAX_PARTNER_FEE', 'a decimal in [0, 1)', maxRaw);
+  }
+  const upcomingRaw = str(env, 'FEE_UPCOMING_POLICIES');
+  const fromRaw = str(env, 'FEE_UPCOMING_FROM');
+  if ((upcomingRaw === null) !== (fromRaw === null)) {
+    throw new ConfigError(upcomingRaw === null ? 'FEE_UPCOMING_POLICIES' : 'FEE_UPCOMING_FROM', 'FEE_UPCOMING_POLICIES and FEE_UPCOMING_FROM set together', upcomingRaw ?? fromRaw ?? undefined);
+  }
+  let upcoming: FeesConfig['upcoming'] = null;
+  if (upcomingRaw !== null && fromRaw !== null) {
+    const from = Date.parse(fromRaw);
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(fromRaw) || !Number.isFinite(from)) throw new ConfigError('FEE_UPCOMING_FROM', 'an ISO-8601 UTC time such as 2026-12-01T00:00:00Z', fromRaw);
+    upcoming = { policies: feeSchedule(env, 'FEE_UPCOMING_POLICIES', ''), from };
+  }
+  return { policies: feeSchedule(env, 'FEE_POLICIES', DEFAULT_FEE_POLICIES), maxPartnerFee, upcoming };
 }
 
 // ---- notification delivery channels (webhook, Telegram, web push, email) and the RabbitMQ queue ----

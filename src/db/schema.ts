@@ -163,7 +163,21 @@ export interface HookExecutionsTable extends LogKey {
   destination_token_address: string | null;
 }
 
+/** 019_fee_records */
+export interface OrderFeeRecordsTable {
+  chain_id: number;
+  auction_id: number;
+  order_uid: Bytes;
+  policies: string;
+  recipients: ColumnType<string[], string[] | undefined, string[]>;
+  sell_price: Numeric;
+  buy_price: Numeric;
+  network_fee: Numeric;
+  created_at: CreatedAt;
+}
+
 export interface DB {
+  order_fee_records: OrderFeeRecordsTable;
   chain_identity: ChainIdentityTable;
   app_data: AppDataTable;
   quotes: QuotesTable;

@@ -1,5 +1,5 @@
 /** Builds the order-book services of one network from its chain runtime, the database and the configuration. */
-import type { RecoverAddress } from '../protocol/index.js';
+import { quoteVolumeFactor, type RecoverAddress } from '../protocol/index.js';
 import type { Kysely } from 'kysely';
 import type { Address } from 'viem';
 import type { Config } from '../config/config.js';
@@ -12,6 +12,7 @@ import { OrderService } from './orders/order-service.js';
 import { CancellationService } from './orders/cancellation-service.js';
 import { DEFAULT_ORDER_POLICY } from './orders/order-ports.js';
 import { TradeService } from './trades/trade-service.js';
+import { TradeFeeReader } from './trades/trade-fees.js';
 import { QuoteService } from './quotes/quote-service.js';
 import { UniswapV2Estimator } from './pricing/uniswap-v2-estimator.js';
 import { AmmNativePrice } from './pricing/amm-native-price.js';
@@ -37,6 +38,11 @@ export interface OrderBookBuild {
   orders: OrderRepository;
   /** calls `listener` whenever an order was placed through this process's intake (after its commit) */
   onOrderPlaced(listener: () => void): () => void;
+}
+
+/** The volume fee quotes fold in: the schedule in force at the time (the upcoming one once its time has come). */
+function quoteVolumeFee(fees: Config['fees']): (sellToken: Address, buyToken: Address, nowSeconds: number) => number {
+  return (sellToken, buyToken, nowSeconds) => quoteVolumeFactor(fees.upcoming && nowSeconds * 1000 >= fees.upcoming.from ? fees.upcoming.policies : fees.policies, sellToken, buyToken);
 }
 
 export function buildOrderBookServices(
@@ -68,11 +74,13 @@ export function buildOrderBookServices(
   const policy = { ...DEFAULT_ORDER_POLICY, bannedAddresses: config.bannedAddresses, deniedTokens: config.deniedTokens, now };
   const quotes = new QuoteService({
     chainId, db, appData, estimator, nativePrices, policy, wrappedNative: network.wrappedNative,
+    volumeFee: config.fees ? quoteVolumeFee(config.fees) : undefined,
     chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
   const repo = new PlacedOrdersRepository(db);
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy, recoverAddress,
+    tradeFees: new TradeFeeReader({ chainId, db }),
     chain: {
       async balanceAndAllowance(owner, token, preHooks = []) {
         const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);

@@ -78,3 +78,10 @@ export { SETTLE_ABI, SETTLEMENT_OWNER_ABI, SETTLEMENT_READ_ABI, SETTLEMENT_EVENT
 export { GPV2_SETTLEMENT_ABI } from './gpv2-settlement-abi.js';
 export { encodeSettle } from './encode-settle.js';
 export type { Settlement, SettlementTrade, SettlementInteraction } from './encode-settle.js';
+
+export { DEFAULT_FEE_POLICIES, FeeScheduleError, parseFeeFactor, parseFeeSchedule, feePolicyJson, feePolicyFromJson } from './fee-policy.js';
+export type { FeePolicy, FeePolicyJson, FeeQuote, ConfiguredPolicy, ScheduledPolicy } from './fee-policy.js';
+export { isOutsideMarket, cappedPartnerShares, partnerFeePolicies, orderFeePolicies, quoteVolumeFactor } from './fee-selection.js';
+export type { FeeOrder, OrderFeePolicyInput } from './fee-selection.js';
+export { mulFactor, quoteAdjustedLimits, chargeFeePolicies, feesFromExecution, feeInSellToken, factorInBps, volumeFeeAdjustedQuote } from './fee-charge.js';
+export type { ChargeInput, ChargedTrade, FeeLimitOrder } from './fee-charge.js';

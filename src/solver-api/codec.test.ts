@@ -57,7 +57,7 @@ describe('Solver Engine API codec', () => {
     // fields we never send, and ones the document does not name, survive too
     const extra = JSON.parse(JSON.stringify(encodeAuction(testAuction([testOrder()]))));
     extra.orders[0].flashloanHint = { liquidityProvider: A, protocolAdapter: A, receiver: B, token: A, amount: '5' };
-    extra.orders[0].feePolicies = [{ kind: 'surplus', factor: 0.5, maxVolumeFactor: 0.01 }, { kind: 'volume', factor: 0.1 }];
+    extra.orders[0].feePolicies = [{ surplus: { factor: 0.5, maxVolumeFactor: 0.01 } }, { priceImprovement: { factor: 0.5, maxVolumeFactor: 0.0098, quote: { sellAmount: '1', buyAmount: '2', fee: '3' } } }, { volume: { factor: 0.1 } }];
     extra.liquidity.push({ kind: 'concentratedLiquidity', id: '1', address: A, gasEstimate: '1', tokens: [A, B], sqrtPrice: '79228162514264337593543950336', liquidity: '10', tick: -5, liquidityNet: { '-10': '-7', '20': '7' }, fee: '0.0005', router: B });
     extra.liquidity.push({ kind: 'stable', id: '2', address: A, gasEstimate: '1', tokens: { [A]: { balance: '1', scalingFactor: '1' } }, amplificationParameter: '200', fee: '0.0004', balancer_pool_id: `0x${'ab'.repeat(32)}` });
     extra.vendorField = { anything: [1, 2] };

@@ -30,7 +30,9 @@ describe('built-in engines behind the API', () => {
       const solutions = await new AmmRouterEngine(network).solve(testAuction(orders));
       const trades = solutions.flatMap((s) => s.trades);
       assert.deepEqual(trades.map((t) => (t.kind === 'fulfillment' ? t.order : null)), [fillable.uid], 'only the fillable order trades');
-      assert.equal(trades[0]!.kind === 'fulfillment' ? trades[0]!.executedAmount : null, E18, 'filled in full');
+      // filled in full: what it swaps plus its network fee (gas × gas price at WETH's price) is its sell amount
+      const t = trades[0]!;
+      assert.ok(t.kind === 'fulfillment' && t.fee !== undefined && t.fee > 0n && t.executedAmount + t.fee === E18, 'filled in full, network fee included');
       const [s] = solutions;
       assert.ok(s!.prices[A]! * E18 >= s!.prices[B]! * 2_900n * 10n ** 6n, 'at a price that meets its limit');
     }
@@ -40,7 +42,7 @@ describe('built-in engines behind the API', () => {
     const orders = [testOrder({ owner: OWNER, sellAmount: E18, available: E18, buyAmount: 2_900n * 10n ** 6n }), testOrder({ owner: OWNER, sellAmount: 2n * E18, available: 2n * E18, buyAmount: 5_800n * 10n ** 6n })];
     const solutions = await new AmmRouterEngine(network).solve(testAuction(orders));
     assert.equal(solutions.length, 1);
-    assert.deepEqual(solutions[0]!.trades.map((t) => (t.kind === 'fulfillment' ? t.executedAmount : null)), [E18, 2n * E18]);
+    assert.deepEqual(solutions[0]!.trades.map((t) => (t.kind === 'fulfillment' ? t.executedAmount + (t.fee ?? 0n) : null)), [E18, 2n * E18]);
   });
 
   it('cow-matcher answers an auction of many crossing pairs over one token set with solutions the settlement can execute', async () => {
@@ -61,9 +63,25 @@ describe('built-in engines behind the API', () => {
     auction.tokens = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [token(i), { decimals: 18, symbol: `T${i}`, referencePrice: PRICE_SCALE * price(i), availableBalance: 0n, trusted: false }]));
     auction.orders = orders.map(toSolverOrder);
     auction.liquidity = [];
+    // about the prices' magnitudes: no gas price, so no network fee (orders matched at their own limit could not pay one)
+    auction.effectiveGasPrice = 0n;
     const solutions = await new CowMatcherEngine(network).solve(auction);
     const traded = solutions.flatMap((s) => s.trades).length;
     assert.ok(traded >= 40, `a tenth of the orders at least are matched on the wire (${traded} in ${solutions.length} solutions)`);
     for (const s of solutions) for (const p of Object.values(s.prices)) assert.ok(p * 10n ** 20n < 2n ** 256n, 'prices the settlement can multiply');
+  });
+
+  it('charges each trade its gas in the sell token and leaves out an order whose limit cannot pay it (a dust order waits)', async () => {
+    // the pool: 100 WETH / 300 000 USDC; 1 gwei: a trade's gas (166 391 + its share of the swap) costs ~0.0002 WETH
+    const fillable = testOrder({ sellAmount: E18, available: E18, buyAmount: 2_900n * 10n ** 6n });
+    const dust = testOrder({ sellAmount: 10n ** 14n, available: 10n ** 14n, buyAmount: 1n });
+    const auction = testAuction([fillable, dust]);
+    auction.effectiveGasPrice = 1_000_000_000n;
+    const solutions = await new AmmRouterEngine(network).solve(auction);
+    const trades = solutions.flatMap((s) => s.trades);
+    assert.deepEqual(trades.map((t) => (t.kind === 'fulfillment' ? t.order : null)), [fillable.uid], 'the dust order is not traded');
+    const [t] = trades;
+    // gas: overhead 106 391 + trade 60 000 + its swap's two interactions (approve, swap) 120 000, at 1 gwei and WETH's price 1e18
+    assert.ok(t!.kind === 'fulfillment' && t!.fee === (106_391n + 60_000n + 120_000n) * 1_000_000_000n, `${t!.kind === 'fulfillment' ? t!.fee : ''}`);
   });
 });

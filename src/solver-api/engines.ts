@@ -17,7 +17,8 @@ import type { ChainClient } from '../chain/client.js';
 import { AmmRouter, candidateOrder } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';
 import { contractExecution } from '../solver/encode-solution.js';
-import { InvalidSolutionError, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
+import { InvalidSolutionError, respectsLimit, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
+import { chargeFeePolicies } from '../protocol/index.js';
 import { PoolSnapshot } from '../solver/uniswap-v2-pools.js';
 import { CodecError, decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
 import { fromSolverOrder } from './orders.js';
@@ -88,7 +89,37 @@ export function poolSnapshot(auction: SolverAuction): PoolSnapshot {
  * with the contract's amounts. Without clearing prices, a single trade is priced at its own amounts.
  * Null when the solution cannot be said with uniform prices.
  */
-export function wireSolution(solution: Solution, id: number): SolverSolution | null {
+export function wireSolution(solution: Solution, id: number, fees: NetworkFees | null = null): SolverSolution | null {
+  return pricedSolution(solution, id, fees)?.wire ?? null;
+}
+
+/**
+ * What the built-in engines charge for gas (issue 23, reference §7): each limit-class trade pays, in its sell
+ * token, the gas of settling it × the auction's effective gas price, at the sell token's reference price:
+ * floor(gas × gasPrice × 10¹⁸ / price). A trade's gas is the settlement's overhead (upstream's 106 391) plus a
+ * transfer in and out, plus its share of the solution's interactions.
+ */
+export interface NetworkFees {
+  gasPrice: bigint;
+  /** reference prices (native atoms × 10¹⁸ per token atom) */
+  prices: Map<Address, bigint>;
+}
+
+export const SETTLEMENT_OVERHEAD_GAS = 106_391n;
+export const TRADE_GAS = 60_000n;
+export const INTERACTION_GAS = 60_000n;
+
+/** The network fee of one trade of `solution`, in its sell token (0 without a price or gas price). */
+export function networkFeeOf(trade: ProposedTrade, solution: Solution, fees: NetworkFees): bigint {
+  const price = fees.prices.get(trade.order.sellToken);
+  if (!price || fees.gasPrice <= 0n || trade.order.class === 'market') return 0n;
+  const interactions = BigInt(solution.interactions.intra.length) * INTERACTION_GAS;
+  const gas = SETTLEMENT_OVERHEAD_GAS + TRADE_GAS + interactions / BigInt(Math.max(1, solution.trades.length));
+  return (gas * fees.gasPrice * 10n ** 18n) / price;
+}
+
+/** The wire solution, and the orders whose limit fails once their network fee and fee policies are charged. */
+export function pricedSolution(solution: Solution, id: number, fees: NetworkFees | null): { wire: SolverSolution; failing: Set<string> } | null {
   const traded = new Set(solution.trades.flatMap((t) => [t.order.sellToken, t.order.buyToken]));
   let prices: Map<Address, bigint> | null = new Map([...solution.clearingPrices].filter(([t]) => traded.has(t)));
   // one directed pair at one price pair (the AMM router's aggregate): those are the solution's uniform prices
@@ -134,23 +165,60 @@ export function wireSolution(solution: Solution, id: number): SolverSolution | n
     inputs: n === all.length - 1 ? inputs : [],
     outputs: n === all.length - 1 ? outputs : [],
   }));
-  return {
+  const failing = new Set<string>();
+  const uniform = prices;
+  const trades = solution.trades.map((t) => {
+    const fee = fees ? networkFeeOf(t, solution, fees) : 0n;
+    // a sell order's fee is taken out of what it swaps at the uniform prices; a buy order pays it on top
+    const executed = t.order.kind === 'sell' ? t.executedSell - fee : t.executedBuy;
+    if (fees) {
+      const charged = executed > 0n ? chargeFeePolicies({ order: t.order, prices: { sell: uniform.get(t.order.sellToken)!, buy: uniform.get(t.order.buyToken)! }, executed, fee }, t.order.feePolicies) : null;
+      if (!charged || charged.executed <= 0n || !respectsLimit(t.order, charged.executedSell, charged.executedBuy)) failing.add(t.order.uid);
+    }
+    return { kind: 'fulfillment' as const, order: t.order.uid, fee, executedAmount: executed };
+  });
+  const wire: SolverSolution = {
     id,
     prices: Object.fromEntries(prices),
-    trades: solution.trades.map((t) => ({ kind: 'fulfillment', order: t.order.uid, fee: 0n, executedAmount: t.order.kind === 'sell' ? t.executedSell : t.executedBuy })),
+    trades,
     preInteractions: calls(solution.interactions.pre),
     interactions: intra,
     postInteractions: calls(solution.interactions.post),
   };
+  return { wire, failing };
 }
 
-function numbered(solutions: Solution[]): SolverSolution[] {
+/** The wire solutions of those whose every trade still holds its limit after its fees. */
+function numbered(solutions: Solution[], fees: NetworkFees | null = null): SolverSolution[] {
   const out: SolverSolution[] = [];
   for (const s of solutions) {
-    const wire = wireSolution(s, out.length);
-    if (wire) out.push(wire);
+    const priced = pricedSolution(s, out.length, fees);
+    if (priced && priced.failing.size === 0) out.push(priced.wire);
   }
   return out;
+}
+
+/** The auction's gas price and reference prices, what the engines' network fees are computed from. */
+export function networkFeesOf(auction: SolverAuction, internal: Auction): NetworkFees {
+  return { gasPrice: auction.effectiveGasPrice ?? 0n, prices: internal.prices };
+}
+
+/**
+ * Solves again without the orders whose limit fails after their fees (an order too small to pay its gas waits,
+ * as upstream's engines leave it): at most a few rounds, each without the failing orders of the one before.
+ */
+async function solveWithinFees(internal: Auction, fees: NetworkFees, solve: (auction: Auction) => Promise<Solution[]>): Promise<Solution[]> {
+  let orders = internal.orders;
+  let solutions: Solution[] = [];
+  for (let round = 0; round < 4 && orders.length > 0; round++) {
+    solutions = await solve({ ...internal, orders });
+    const failing = new Set<string>();
+    for (const s of solutions) for (const uid of pricedSolution(s, 0, fees)?.failing ?? []) failing.add(uid);
+    if (failing.size === 0) return solutions;
+    orders = orders.filter((o) => !failing.has(o.uid));
+  }
+  // still some failing: the solutions whose every trade holds (the others are left out on the wire)
+  return solutions;
 }
 
 /** The CoW matcher behind the API. */
@@ -160,7 +228,9 @@ export class CowMatcherEngine implements SolverEngine {
   constructor(private readonly network: Pick<EngineNetwork, 'chainId' | 'settlement'>) {}
 
   async solve(auction: SolverAuction, stopAt?: number): Promise<SolverSolution[]> {
-    return numbered(await this.matcher.solve(internalAuction(auction, this.network), stopAt));
+    const internal = internalAuction(auction, this.network);
+    const fees = networkFeesOf(auction, internal);
+    return numbered(await solveWithinFees(internal, fees, (a) => this.matcher.solve(a, stopAt)), fees);
   }
 }
 
@@ -181,6 +251,7 @@ export class AmmRouterEngine implements SolverEngine {
     const amm = this.network.amm;
     if (!amm) return [];
     const internal = internalAuction(auction, this.network);
+    const fees = networkFeesOf(auction, internal);
     const snapshot = poolSnapshot(auction);
     const router = new AmmRouter({
       client: this.network.client,
@@ -208,10 +279,15 @@ export class AmmRouterEngine implements SolverEngine {
       trades += solution.trades.length;
       solutions.push(solution);
     };
+    const holds = (s: Solution | undefined): s is Solution => {
+      const priced = s && s.trades.length > 0 ? pricedSolution(s, 0, fees) : null;
+      return priced !== null && priced.failing.size === 0;
+    };
     for (const group of byPair.values()) {
       if (trades >= this.maxTrades || late()) break;
-      const [aggregate] = await router.solve({ ...internal, orders: group.slice(0, this.maxTrades - trades) });
-      if (aggregate && aggregate.trades.length > 0 && wireSolution(aggregate, 0)) {
+      // orders whose limit fails after their network fee and fee policies are left out (they wait, open)
+      const [aggregate] = await solveWithinFees({ ...internal, orders: group.slice(0, this.maxTrades - trades) }, fees, (a) => router.solve(a));
+      if (holds(aggregate)) {
         take(aggregate);
         continue;
       }
@@ -219,10 +295,10 @@ export class AmmRouterEngine implements SolverEngine {
       for (const order of group) {
         if (trades >= this.maxTrades || late()) break;
         const [alone] = await router.solve({ ...internal, orders: [order] });
-        if (alone && alone.trades.length === 1) take(alone);
+        if (holds(alone) && alone.trades.length === 1) take(alone);
       }
     }
-    return numbered(solutions);
+    return numbered(solutions, fees);
   }
 }
 
@@ -236,7 +312,8 @@ export class InternalSolverEngine implements SolverEngine {
     return this.solver.name;
   }
   async solve(auction: SolverAuction): Promise<SolverSolution[]> {
-    return numbered(await this.solver.solve(internalAuction(auction, this.network)));
+    const internal = internalAuction(auction, this.network);
+    return numbered(await this.solver.solve(internal), networkFeesOf(auction, internal));
   }
 }
 

@@ -10,6 +10,7 @@
 import { zeroAddress, type Address, type Hex } from 'viem';
 import type { SolvableOrder } from '../solver/auction-types.js';
 import type { SigningSchemeName } from '../orderbook/orders/order-fields.js';
+import type { FeePolicy } from '../protocol/index.js';
 import type { SolverOrder, SolverInteraction } from './schemas.js';
 
 const ceilDiv = (x: bigint, y: bigint): bigint => (x + y - 1n) / y;
@@ -44,7 +45,8 @@ export function toSolverOrder(o: SolvableOrder): SolverOrder {
     fullSellAmount: o.sellAmount,
     buyAmount: buy,
     fullBuyAmount: o.buyAmount,
-    feePolicies: [],
+    // every engine sees the policies batchbook applies on top of its solution (it need not apply them itself)
+    feePolicies: o.feePolicies.map(wireFeePolicy),
     validTo: o.validTo,
     kind: o.kind,
     receiver: o.receiver ?? zeroAddress,
@@ -94,5 +96,23 @@ export function fromSolverOrder(o: SolverOrder, position: number): SolvableOrder
     postInteractions: [],
     hookGas: 0n,
     quote: null,
+    feePolicies: (o.feePolicies ?? []).map(feePolicyOfWire),
   };
+}
+
+type WireFeePolicy = NonNullable<SolverOrder['feePolicies']>[number];
+
+function wireFeePolicy(p: FeePolicy): WireFeePolicy {
+  if (p.kind === 'surplus') return { surplus: { factor: p.factor, maxVolumeFactor: p.maxVolumeFactor } };
+  if (p.kind === 'priceImprovement') return { priceImprovement: { factor: p.factor, maxVolumeFactor: p.maxVolumeFactor, quote: { ...p.quote } } };
+  return { volume: { factor: p.factor } };
+}
+
+function feePolicyOfWire(p: WireFeePolicy): FeePolicy {
+  if ('surplus' in p) return { kind: 'surplus', factor: p.surplus.factor, maxVolumeFactor: p.surplus.maxVolumeFactor };
+  if ('priceImprovement' in p) {
+    const { factor, maxVolumeFactor, quote } = p.priceImprovement;
+    return { kind: 'priceImprovement', factor, maxVolumeFactor, quote: { sellAmount: quote.sellAmount, buyAmount: quote.buyAmount, fee: quote.fee } };
+  }
+  return { kind: 'volume', factor: p.volume.factor };
 }

@@ -47,11 +47,17 @@ export const BuyTokenBalance = Type.Union([Type.Literal('erc20'), Type.Literal('
 
 export const InteractionData = Type.Object({ target: Address, value: Uint, callData: Hex }, open);
 
-const Quote = Type.Object({ sell_amount: Type.Optional(Uint), buy_amount: Type.Optional(Uint), fee: Type.Optional(Uint) }, open);
+/**
+ * A fee policy as production's services send it (reference fees.md §6 erratum): externally tagged, camelCase,
+ * factors as numbers in [0, 1), the quote's amounts as decimal strings — not the `kind`-tagged shape the
+ * document describes, which the service neither sends nor parses.
+ */
+const Factor = Type.Number({ minimum: 0, exclusiveMaximum: 1 });
+const FeeQuote = Type.Object({ sellAmount: Uint, buyAmount: Uint, fee: Uint }, open);
 export const FeePolicy = Type.Union([
-  Type.Object({ kind: Type.Literal('surplus'), maxVolumeFactor: Type.Optional(Type.Number({ minimum: 0, maximum: 0.99999 })), factor: Type.Optional(Type.Number()) }, open),
-  Type.Object({ kind: Type.Literal('priceImprovement'), maxVolumeFactor: Type.Optional(Type.Number()), factor: Type.Optional(Type.Number()), quote: Type.Optional(Quote) }, open),
-  Type.Object({ kind: Type.Literal('volume'), factor: Type.Optional(Type.Number()) }, open),
+  Type.Object({ surplus: Type.Object({ factor: Factor, maxVolumeFactor: Factor }, open) }, open),
+  Type.Object({ priceImprovement: Type.Object({ factor: Factor, maxVolumeFactor: Factor, quote: FeeQuote }, open) }, open),
+  Type.Object({ volume: Type.Object({ factor: Factor }, open) }, open),
 ]);
 
 export const Asset = Type.Object({ token: Address, amount: Uint }, open);

@@ -10,7 +10,7 @@
  */
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import type { Auction, SolvableOrder } from '../solver/auction-types.js';
-import { BUY_ETH_ADDRESS } from '../protocol/index.js';
+import { BUY_ETH_ADDRESS, chargeFeePolicies } from '../protocol/index.js';
 import { ceilDiv, InvalidSolutionError, verifySolution, type BalanceEffect, type Interaction, type ProposedTrade, type Solution } from '../solver/solution.js';
 import { getAmountOut } from '../solver/uniswap-v2-pools.js';
 import type { NotifyKind, SolverConstantProductPool, SolverSolution } from './schemas.js';
@@ -86,9 +86,17 @@ function toSolution(engine: string, wire: SolverSolution, ctx: CheckContext): So
     if (order.partiallyFillable ? filled > order.remaining : filled !== full || order.remaining !== full)
       throw new Refusal('invalidExecutedAmount', `order ${uid}: executed ${filled} does not fit the order (${order.partiallyFillable ? `at most ${order.remaining}` : `exactly ${full}`})`);
     if (order.sellAmount * sellPrice < order.buyAmount * buyPrice) throw new Refusal('invalidClearingPrices', `order ${uid}: limit price not respected by the clearing prices`);
-    const executedSell = order.kind === 'sell' ? executed + fee : (executed * buyPrice) / sellPrice + fee;
-    const executedBuy = order.kind === 'sell' ? ceilDiv(executed * sellPrice, buyPrice) : executed;
-    trades.push({ order, executedSell, executedBuy });
+    // the order's fee policies on top of the engine's network fee, at the uniform prices (issue 23, reference §5);
+    // a trade whose limit no longer holds after them makes the solution fail the limit check below
+    const prices2 = { sell: sellPrice, buy: buyPrice };
+    const charged = chargeFeePolicies({ order, prices: prices2, executed, fee }, order.feePolicies);
+    const atUniform = order.kind === 'sell' ? { sell: executed, buy: ceilDiv(executed * sellPrice, buyPrice) } : { sell: (executed * buyPrice) / sellPrice, buy: executed };
+    trades.push({
+      order,
+      executedSell: charged.executedSell,
+      executedBuy: charged.executedBuy,
+      charges: { prices: prices2, networkFee: fee, policies: order.feePolicies, protocolFees: charged.protocolFees, atUniform },
+    });
     clearing.set(order.sellToken, sellPrice);
     clearing.set(order.buyToken, buyPrice);
   }

@@ -124,3 +124,34 @@ describe('AMM router: one price per directed pair', () => {
     assert.deepEqual(sorted.map((o) => o.created), [2, 1, 3, 0]);
   });
 });
+
+describe('AMM router: issue 19 minors', () => {
+  it('pays the orders what the pool yields by default (no slippage kept in the settlement): the swap demands exactly that', () => {
+    const seller = order({ sellAmount: E18, buyAmount: 2_000n * E6 });
+    const r = new AmmRouter({ client: {} as ChainClient, factory: A, router: ROUTER, settlement: SETTLEMENT, connectors: [] });
+    const [solution] = r.solveOn(auctionOf([seller]), pools());
+    assert.ok(solution);
+    const swap = decodeFunctionData({ abi: ROUTER_SWAP_ABI, data: solution.interactions.intra.find((i) => i.target === ROUTER)!.callData });
+    const [amountIn, minOut] = swap.args as readonly [bigint, bigint, readonly Address[], Address, bigint];
+    const out = pools().amountOut([A, B], amountIn)!;
+    // a front-running swap that moves the pool makes the settlement revert rather than spend its buffers
+    assert.equal(minOut, out, 'amountOutMin is what the pool yields now');
+    const paid = solution.trades[0]!.executedBuy;
+    assert.ok(out - paid <= 4n, `paid ${paid} of ${out}: only rounding atoms stay`);
+  });
+
+  it('routes a buy order paying in a coarser token than it buys (WETH bought with USDC)', () => {
+    const buyer = order({ kind: 'buy', sellToken: B, buyToken: A, sellAmount: 3_200n * E6, buyAmount: E18 });
+    for (const slippage of [0, 50]) {
+      const [solution] = router(slippage).solveOn(auctionOf([buyer]), pools());
+      assert.ok(solution, `routed with slippage ${slippage}`);
+      verifySolution(solution);
+      const [t] = solution.trades;
+      assert.equal(t!.executedBuy, E18);
+      const needed = pools().amountIn([B, A], E18)!;
+      assert.ok(t!.executedSell >= needed, `${t!.executedSell} pays at least the ${needed} the pool asks`);
+      // without a slippage allowance it pays what the pool asks, give or take a few USDC atoms of rounding
+      if (slippage === 0) assert.ok(t!.executedSell <= needed + 10n, `${t!.executedSell} vs ${needed}`);
+    }
+  });
+});

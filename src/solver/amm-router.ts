@@ -4,10 +4,14 @@
  * group first) and each group is routed as one aggregate: one `swapExactTokensForTokens` of everything its
  * orders sell, so every order of a directed pair clears at one price (the protocol's uniform directed clearing
  * prices), expressed as a price pair the settlement derives every trade of the group from. Buy orders of a
- * group sell what that price asks for their exact buy amount. The swap's minimum out allows up to `slippageBps`
- * of slippage — as much as the orders' limits leave room for — and the orders are paid at that minimum (the
- * score assumes it): a swap landing first that moves the pool less than that does not revert the settlement,
- * and what the pool yields above the minimum stays in the settlement contract. The settlement approves the router for the total of each token and swaps with itself as
+ * group sell what that price asks for their exact buy amount. By default (`slippageBps` 0) the orders are paid
+ * what the pool yields at the auction's reserves, less a few atoms of rounding, and the swap's minimum out is
+ * exactly that: a swap landing first that moves the pool makes the settlement revert (its orders go to the next
+ * auction; the driver does not resend the same solution for a while) instead of paying the orders from the
+ * settlement's buffers, and nothing is kept back from the orders (the fees the driver charges are stated apart).
+ * A `slippageBps` above 0 lets the swap's minimum out allow that much slippage, as far as the orders' limits leave
+ * room for; the orders are then paid at that minimum and what the pool yields above it stays in the settlement.
+ * The settlement approves the router for the total of each token and swaps with itself as
  * recipient, as intra-settlement interactions. A partially fillable order alone in its group is filled as far as
  * its limit price, balance and what is left allow.
  * Orders buying native ETH (0xEeee…) are routed to the wrapped native token, which the settlement unwraps
@@ -39,7 +43,7 @@ export interface AmmRouterOptions {
   name?: string;
   /** orders routed per settlement at most (bounds its gas) */
   maxTrades?: number;
-  /** slippage each swap's minimum out allows, in basis points (default 50 = 0.5 %); orders are paid at that minimum */
+  /** slippage each swap's minimum out allows, in basis points (default 0: orders get what the pool yields); orders are paid at that minimum */
   slippageBps?: number;
   /** where pool reserves come from (default: the factory's pairs read from the chain at the auction's block) */
   pools?: Pick<PairDirectory, 'snapshot'>;
@@ -101,7 +105,7 @@ export class AmmRouter implements Solver {
     this.name = options.name ?? 'amm-router';
     this.pairs = options.pools ?? new PairDirectory(options.client, lower(options.factory));
     this.maxTrades = options.maxTrades ?? 20;
-    this.slippageBps = BigInt(options.slippageBps ?? 50);
+    this.slippageBps = BigInt(options.slippageBps ?? 0);
   }
 
   /** the token the pools deliver for the order: native ETH comes as the wrapped native token */
@@ -229,7 +233,13 @@ export class AmmRouter implements Solver {
       const out = amountIn > 0n ? pools.amountOut(path, amountIn) : null;
       return out === null ? null : (out * (BPS - slippageBps)) / BPS;
     };
-    for (let margin = BigInt(2 * fills.length + 2); margin < 1n << 20n; margin *= 4n) {
+    // The margin (buy-token atoms kept back for rounding) is counted in units of one sell-token atom's worth of the
+    // buy token, so that a buy order paying in a coarser token (USDC for WETH: one USDC atom buys ~10⁸ WETH atoms)
+    // finds a price whose rounding of its sell amount still funds the swap.
+    const probe = sold > 0n ? sold : pools.amountIn(path, bought);
+    const probeOut = probe !== null && probe > 0n ? pools.amountOut(path, probe) : null;
+    const unit = probe !== null && probeOut !== null && probe > 0n ? ceilDiv(probeOut, probe) : 1n;
+    for (let margin = BigInt(2 * fills.length + 2) * unit; margin < (1n << 20n) * unit; margin *= 4n) {
       let x = sold;
       if (bought > 0n) {
         const needed = pools.amountIn(path, bought);

@@ -3,7 +3,7 @@
  * reference orderbook.md §8.1). Amounts are bigint inside, decimal strings on the wire; addresses lowercase.
  */
 import type { Address, Hex } from 'viem';
-import { executedAmount, type SettlementInteraction } from '../protocol/index.js';
+import { executedAmount, feePolicyJson, type FeePolicy, type FeePolicyJson, type SettlementInteraction } from '../protocol/index.js';
 import type { ExecutedAmounts, StoredOrderFields } from '../orderbook/orders/order-fields.js';
 
 /** An order's pre- or post-interaction (app-data hook), as the settlement would call it. */
@@ -24,6 +24,8 @@ export interface SolvableOrder extends Omit<StoredOrderFields, 'sellTokenBalance
   /** gas the settlement spends on this order's hooks in this auction (trampoline included); 0 without hooks */
   hookGas: bigint;
   quote: { sellAmount: bigint; buyAmount: bigint; fee: bigint; solver: string } | null;
+  /** the protocol and partner fee policies of this order in this auction, in order of application (issue 23) */
+  feePolicies: FeePolicy[];
 }
 
 export interface Auction {
@@ -52,7 +54,7 @@ export interface AuctionOrderJson {
   buyToken: Address;
   sellAmount: string;
   buyAmount: string;
-  protocolFees: unknown[];
+  protocolFees: FeePolicyJson[];
   created: number;
   validTo: number;
   kind: 'sell' | 'buy';
@@ -96,7 +98,7 @@ export function auctionOrderJson(o: SolvableOrder): AuctionOrderJson {
     buyToken: o.buyToken,
     sellAmount: o.sellAmount.toString(),
     buyAmount: o.buyAmount.toString(),
-    protocolFees: [],
+    protocolFees: o.feePolicies.map(feePolicyJson),
     created: o.created,
     validTo: o.validTo,
     kind: o.kind,

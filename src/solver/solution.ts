@@ -5,7 +5,7 @@
  * contract ends with at least as much of every token as it started with (no buffers are spent).
  */
 import type { Address, Hex } from 'viem';
-import type { SettlementInteraction } from '../protocol/index.js';
+import type { FeePolicy, SettlementInteraction } from '../protocol/index.js';
 import { PRICE_SCALE, type Auction, type SolvableOrder } from './auction-types.js';
 
 /** A call the settlement contract makes (GPv2Interaction.Data). */
@@ -19,6 +19,21 @@ export interface ProposedTrade {
   order: SolvableOrder;
   executedSell: bigint;
   executedBuy: bigint;
+  /** set when the driver charged the trade its network fee and fee policies: the amounts above include them */
+  charges?: TradeCharges;
+}
+
+/** What the driver charged a trade (issue 23): its network fee and each policy's fee, at the solution's uniform prices. */
+export interface TradeCharges {
+  /** the solution's uniform prices of the order's sell and buy token */
+  prices: { sell: bigint; buy: bigint };
+  /** the engine's network fee, in the sell token */
+  networkFee: bigint;
+  policies: FeePolicy[];
+  /** one per policy, in the surplus token */
+  protocolFees: bigint[];
+  /** the trade's amounts at the uniform prices before any fee (what the directed pair's uniformity is judged on) */
+  atUniform: { sell: bigint; buy: bigint };
 }
 
 /** What an interaction does to the settlement contract's balances (an AMM swap: `amountIn` of one token for `amountOut` of another). */
@@ -81,14 +96,22 @@ export function surplusInNative(trade: ProposedTrade, prices: Map<Address, bigin
   return scaled <= 0n ? 0n : (scaled * price) / (order.buyAmount * PRICE_SCALE);
 }
 
+/** The protocol fees the driver charged a trade, in native atoms (each in the surplus token, at the auction's price). */
+export function protocolFeesInNative(trade: ProposedTrade, prices: Map<Address, bigint>): bigint {
+  if (!trade.charges) return 0n;
+  const { order } = trade;
+  const price = prices.get(order.kind === 'sell' ? order.buyToken : order.sellToken) ?? 0n;
+  return (trade.charges.protocolFees.reduce((a, b) => a + b, 0n) * price) / PRICE_SCALE;
+}
+
 /**
- * CIP-38 score: Σ surplus + protocol fees (no fee policies are configured, so fees add nothing), in native atoms,
+ * CIP-38 score: Σ surplus after fees + protocol fees, in native atoms,
  * less what the orders' hooks cost to run (their gas at `gasPrice`, wei = native atoms): a solution that settles
  * expensive hooks must bring the surplus to pay for them.
  */
 export function scoreSolution(solution: Solution, prices: Map<Address, bigint>, gasPrice = 0n): bigint {
   let score = 0n;
-  for (const trade of solution.trades) score += surplusInNative(trade, prices) - trade.order.hookGas * gasPrice;
+  for (const trade of solution.trades) score += surplusInNative(trade, prices) + protocolFeesInNative(trade, prices) - trade.order.hookGas * gasPrice;
   return score;
 }
 
@@ -154,11 +177,13 @@ export function verifySolution(solution: Solution): void {
 
 /**
  * The first two trades of one directed pair (same sell and buy token) whose prices differ by more than rounding
- * (one atom of either amount), or null: every solution clears each directed pair at one price.
+ * (one atom of either amount), or null: every solution clears each directed pair at one price. Charged trades
+ * are compared at their amounts before fees (each order's fees differ; production's custom prices carry them).
  */
 export function nonUniformDirectedPair(trades: readonly ProposedTrade[]): [Hex, Hex] | null {
   const first = new Map<string, ProposedTrade>();
-  for (const t of trades) {
+  for (const charged of trades) {
+    const t = charged.charges ? { ...charged, executedSell: charged.charges.atUniform.sell, executedBuy: charged.charges.atUniform.buy } : charged;
     const k = `${t.order.sellToken}-${t.order.buyToken}`;
     const f = first.get(k);
     if (!f) {

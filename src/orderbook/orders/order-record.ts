@@ -23,7 +23,11 @@ function interactionsOf(fullAppData: string | null): { pre: OrderInteraction[]; 
   }
 }
 
-export function toOrderRecord(order: StoredOrder, nowSeconds: number): Record<string, unknown> {
+/**
+ * `executedFee`: network + protocol + partner fees of the order's executions, in the sell token (issue 23; the
+ * signed fee, 0 since CIP-38, is `executedFeeAmount`).
+ */
+export function toOrderRecord(order: StoredOrder, nowSeconds: number, executedFee = 0n): Record<string, unknown> {
   const record: Record<string, unknown> = {
     creationDate: order.createdAt.toISOString(),
     owner: order.owner,
@@ -33,7 +37,7 @@ export function toOrderRecord(order: StoredOrder, nowSeconds: number): Record<st
     executedSellAmount: order.executedSell.toString(),
     executedSellAmountBeforeFees: (order.executedSell - order.executedFee).toString(),
     executedFeeAmount: order.executedFee.toString(),
-    executedFee: order.executedFee.toString(),
+    executedFee: (order.executedFee + executedFee).toString(),
     executedFeeToken: order.sellToken,
     invalidated: order.cancelledAt !== null || order.invalidatedOnChain,
     status: orderStatus(order, nowSeconds),

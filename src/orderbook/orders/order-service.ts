@@ -31,6 +31,7 @@ import type { NewOrder, OrderRepository, StoredOrder } from './order-repository.
 import type { OrderChainReads, OrderPolicy, OrderQuoter } from './order-ports.js';
 import { isFullyExecuted, isInvalidated, orderStatus } from './order-status.js';
 import { toOrderRecord } from './order-record.js';
+import type { TradeFeeReader } from '../trades/trade-fees.js';
 
 /** The POST /orders body after schema validation (strings as received). */
 export interface OrderCreationBody {
@@ -67,6 +68,8 @@ export interface OrderServiceDeps {
   policy: OrderPolicy;
   /** the curve arithmetic of signer recovery (a worker pool in the node; default: this thread) */
   recoverAddress?: RecoverAddress;
+  /** reads executed fees back (issue 23); absent: executedFee is the signed fee only */
+  tradeFees?: Pick<TradeFeeReader, 'executedFees'>;
 }
 
 /** The signed fields of a POST /orders body, parsed (step 0): lowercase addresses, bigint amounts. */
@@ -312,25 +315,33 @@ export class OrderService {
 
   async get(uid: Hex): Promise<Record<string, unknown> | null> {
     const order = await this.deps.orders.get(this.deps.chainId, uid.toLowerCase() as Hex);
-    return order ? toOrderRecord(order, this.deps.policy.now()) : null;
+    if (!order) return null;
+    const fees = await this.executedFees([order]);
+    return toOrderRecord(order, this.deps.policy.now(), fees.get(order.uid));
+  }
+
+  /** Network + protocol fees of each order's executions (none before a trade, or without a fee reader). */
+  private async executedFees(orders: StoredOrder[]): Promise<Map<Hex, bigint>> {
+    const executed = orders.filter((o) => o.executedSell > 0n || o.executedBuy > 0n).map((o) => o.uid);
+    return this.deps.tradeFees && executed.length > 0 ? this.deps.tradeFees.executedFees(executed) : new Map();
+  }
+
+  private async records(orders: StoredOrder[]): Promise<Record<string, unknown>[]> {
+    const now = this.deps.policy.now();
+    const fees = await this.executedFees(orders);
+    return orders.map((o) => toOrderRecord(o, now, fees.get(o.uid)));
   }
 
   async getMany(uids: Hex[]): Promise<Record<string, unknown>[]> {
-    const orders = await this.deps.orders.getMany(this.deps.chainId, uids.map((u) => u.toLowerCase() as Hex));
-    const now = this.deps.policy.now();
-    return orders.map((o) => toOrderRecord(o, now));
+    return this.records(await this.deps.orders.getMany(this.deps.chainId, uids.map((u) => u.toLowerCase() as Hex)));
   }
 
   async byOwner(owner: Address, offset: number, limit: number): Promise<Record<string, unknown>[]> {
-    const orders = await this.deps.orders.byOwner(this.deps.chainId, owner.toLowerCase() as Address, offset, limit);
-    const now = this.deps.policy.now();
-    return orders.map((o) => toOrderRecord(o, now));
+    return this.records(await this.deps.orders.byOwner(this.deps.chainId, owner.toLowerCase() as Address, offset, limit));
   }
 
   async byTransaction(txHash: Hex): Promise<Record<string, unknown>[]> {
-    const orders = await this.deps.orders.byTransaction(this.deps.chainId, txHash.toLowerCase() as Hex);
-    const now = this.deps.policy.now();
-    return orders.map((o) => toOrderRecord(o, now));
+    return this.records(await this.deps.orders.byTransaction(this.deps.chainId, txHash.toLowerCase() as Hex));
   }
 
   async status(uid: Hex): Promise<ReturnType<typeof orderStatus> | null> {

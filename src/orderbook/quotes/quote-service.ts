@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
-import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf } from '../../protocol/index.js';
+import { AmountError, AppDataError, BUY_ETH_ADDRESS, ZERO_APP_DATA, parseAppDataDocument, parseUint256, hookGas, orderHooksOf, factorInBps, volumeFeeAdjustedQuote } from '../../protocol/index.js';
 import { OrderBookError } from '../../protocol/order-book-error.js';
 import { checkNotDenyListed, checkTokenPair, checkTokensServed, checkValidTo } from '../order-rules.js';
 import type { DB } from '../../db/schema.js';
@@ -60,6 +60,8 @@ export interface QuoteServiceDeps {
   policy: QuotePolicy;
   /** the chain's wrapped native token: native ETH (0xEeee…) is priced and routed as it */
   wrappedNative?: Address | null;
+  /** the volume fee factor in force for a pair at a time (unix seconds), folded into answers (issue 23); absent: 0 */
+  volumeFee?: (sellToken: Address, buyToken: Address, nowSeconds: number) => number;
 }
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
@@ -159,12 +161,16 @@ export class QuoteService implements OrderQuoter {
       id = await this.store(priced.stored, { sellToken, buyToken, kind: body.kind, signingScheme, owner: from, expiration, quoteKind: onchainOrder ? `${signingScheme}onchainorder` : 'standard' });
     }
 
+    // the volume fee folded into the answer (reference §8): sell quotes receive less, buy quotes pay more; the
+    // stored quote (the orders' reference) stays the unadjusted one
+    const volumeFactor = this.deps.volumeFee?.(sellToken, buyToken, now) ?? 0;
+    const answered = volumeFeeAdjustedQuote(body.kind, { sellAmount: priced.sellAmount, buyAmount: priced.buyAmount, feeAmount: priced.stored.feeAmount }, volumeFactor);
     const quote: Record<string, unknown> = {
       sellToken,
       buyToken,
       receiver,
-      sellAmount: priced.sellAmount.toString(),
-      buyAmount: priced.buyAmount.toString(),
+      sellAmount: answered.sellAmount.toString(),
+      buyAmount: answered.buyAmount.toString(),
       validTo,
       appData: appDataOut,
       feeAmount: priced.stored.feeAmount.toString(),
@@ -176,6 +182,7 @@ export class QuoteService implements OrderQuoter {
       sellTokenBalance,
       buyTokenBalance,
       signingScheme,
+      protocolFeeBps: factorInBps(volumeFactor),
     };
     if (appDataOut !== appDataHash) quote.appDataHash = appDataHash;
     return {

@@ -48,6 +48,7 @@ const QuoteResponse = Type.Object({
     sellTokenBalance: Type.String(),
     buyTokenBalance: Type.String(),
     signingScheme: Type.String(),
+    protocolFeeBps: Type.Optional(Type.String({ description: 'the volume fee folded into the amounts, in basis points ("2")' })),
   }),
   from: AddressSchema,
   expiration: Type.String({ format: 'date-time' }),

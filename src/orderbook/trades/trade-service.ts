@@ -7,6 +7,7 @@ import type { Address, Hex } from 'viem';
 import type { DB } from '../../db/schema.js';
 import { fromNumeric, toBytes, toHex } from '../../db/codec.js';
 import { OrderBookError } from '../../protocol/order-book-error.js';
+import { TradeFeeReader } from './trade-fees.js';
 
 export interface TradeFilter {
   owner?: Address;
@@ -44,7 +45,10 @@ export class TradeService {
     if (filter.orderUid) query = query.where('order_uid', '=', toBytes(filter.orderUid));
     if (page) query = query.offset(page.offset).limit(page.limit);
     const rows = await query.execute();
+    // each policy of the settling auction, read back from the executed amounts (issue 23)
+    const fees = await new TradeFeeReader(this.deps).forOrders([...new Set(rows.map((r) => toHex(r.order_uid)))]);
     return rows.map((r) => {
+      const charged = fees.get(`${toHex(r.order_uid)}:${toHex(r.tx_hash)}`);
       const sell = fromNumeric(r.sell_amount);
       const fee = fromNumeric(r.fee_amount);
       return {
@@ -58,7 +62,7 @@ export class TradeService {
         sellAmountBeforeFees: (sell - fee).toString(),
         buyAmount: fromNumeric(r.buy_amount).toString(),
         txHash: toHex(r.tx_hash),
-        executedProtocolFees: [],
+        executedProtocolFees: (charged?.protocolFees ?? []).map(({ policy, amount, token }) => ({ policy, amount: amount.toString(), token })),
       };
     });
   }
