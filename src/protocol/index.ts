@@ -78,3 +78,14 @@ export { SETTLE_ABI, SETTLEMENT_OWNER_ABI, SETTLEMENT_READ_ABI, SETTLEMENT_EVENT
 export { GPV2_SETTLEMENT_ABI } from './gpv2-settlement-abi.js';
 export { encodeSettle } from './encode-settle.js';
 export type { Settlement, SettlementTrade, SettlementInteraction } from './encode-settle.js';
+export {
+  ETHFLOW_ABI,
+  ETHFLOW_VALID_TO,
+  ETHFLOW_PRODUCTION_ADDRESSES,
+  WRAP_ALL_CALLDATA,
+  decodeEthFlowPlacementData,
+  encodeEthFlowPlacementData,
+  ethFlowGpv2Order,
+  ethFlowOrderUid,
+} from './ethflow.js';
+export type { EthFlowOrderData, EthFlowPlacementData } from './ethflow.js';
