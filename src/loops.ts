@@ -27,6 +27,7 @@ import { producerFor, type ProducerSettings } from './aux/notifications/index.js
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 import { HookIndexer } from './aux/hooks/index.js';
+import { EthFlowIngest } from './orderbook/orders/ethflow-ingest.js';
 import { resolveSolverAccount } from './solver/solver-account.js';
 import type { Hex } from 'viem';
 import { buildSolverEngines, type SolverEngines } from './solver-api/index.js';
@@ -158,6 +159,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       tokens: () => network.trackedTokens,
       pools: () => network.trackedPools.map((p) => p.address),
       factory: indexedFactory(network),
+      ethFlows: network.ethFlows,
       blockFeed: network.reader.blockFeed,
       logger: log,
     });
@@ -197,9 +199,16 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           ? new HookIndexer({ chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline, logger: deps.logger.child({ chain: network.name, loop: 'hooks' }) })
           : null;
         const unsubscribeHooks = hooks ? indexer.onIndexed(() => hooks.wake()) : null;
+        // eth-flow placements the indexer stored become orders (priced as API orders are)
+        const orderBook = deps.orderBooks.get(network.name);
+        const ethFlowIngest = orderBook && network.ethFlows.length > 0
+          ? new EthFlowIngest({ chainId: network.chainId, db: deps.database.db, orders: orderBook.orders, quoter: orderBook.services.quotes, settlement: network.settlement, logger: deps.logger.child({ chain: network.name, loop: 'ethflow' }) })
+          : null;
+        const unsubscribeEthFlow = ethFlowIngest ? indexer.onIndexed((_from, _to, touched) => { if (touched.orderUids.length > 0) ethFlowIngest.wake(); }) : null;
         try {
           await Promise.all([
             producing,
+            ethFlowIngest?.run(signal),
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),
@@ -208,6 +217,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           ]);
         } finally {
           unsubscribeHooks?.();
+          unsubscribeEthFlow?.();
           auctionLoops.delete(network.name);
           await auctionLoop?.stop();
         }

@@ -14,6 +14,7 @@ import { statements as settlementSafety } from './migrations/008_settlement_safe
 import { statements as perf } from './migrations/011_perf.js';
 import { statements as auctionTextStorage } from './migrations/012_auction_text_storage.js';
 import { statements as structure } from './migrations/009_structure.js';
+import { statements as ethflow } from './migrations/018_ethflow.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -37,6 +38,7 @@ export function allMigrations(): Record<string, Migration> {
     '011_perf': fromStatements(perf),
     '012_auction_text_storage': fromStatements(auctionTextStorage),
     '009_structure': fromStatements(structure),
+    '018_ethflow': fromStatements(ethflow),
   };
 }
 
