@@ -120,6 +120,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       deniedTokens: config.deniedTokens,
       auctions: config.auctions,
       solverPrivateKey: config.solverPrivateKey,
+      ethflowRefunderKey: config.ethflow.refunderKey,
       solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,

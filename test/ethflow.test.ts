@@ -198,4 +198,47 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     assert.equal(cancelled.invalidated, true);
     assert.equal(cancelled.ethflowData.refundTxHash, null);
   });
+
+  it('an order that expires unfilled turns expired and the built-in refunder sends its ETH back to its creator', async () => {
+    const order = await unfillable({ validTo: (await chainTime()) + 15 });
+    await create(alice, order);
+    const uid = uidOf(order);
+    await waitFor('the order', () => orderOf(uid));
+    const before = await client.getBalance({ address: alice.address });
+    const expired = await waitFor('the order expired', async () => {
+      const o = await orderOf(uid);
+      return o?.status === 'expired' ? o : null;
+    }, 60_000);
+    assert.equal(expired.invalidated, false);
+    const refunded = await waitFor('the refund indexed', async () => {
+      const o = await orderOf(uid);
+      return o?.ethflowData?.refundTxHash ? o : null;
+    }, 90_000);
+    assert.equal(refunded.status, 'expired');
+    assert.equal(refunded.invalidated, false);
+    assert.equal(refunded.ethflowData.isRefunded, true);
+    const receipt = await client.getTransactionReceipt({ hash: refunded.ethflowData.refundTxHash });
+    assert.equal(receipt.to?.toLowerCase(), ethFlow);
+    assert.notEqual(receipt.from.toLowerCase(), alice.address.toLowerCase());
+    // the refunder paid the gas: alice gets exactly her ETH back
+    assert.equal(await client.getBalance({ address: alice.address }), before + order.sellAmount);
+    const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
+    assert.equal(owner.toLowerCase(), '0xffffffffffffffffffffffffffffffffffffffff');
+  });
+
+  it('a reorg that removes a placement removes the order', async () => {
+    const snapshot = await t.rpc<Hex>('evm_snapshot', []);
+    const order = await unfillable();
+    const placed = await create(bob, { ...order, receiver: bob.address });
+    const uid = uidOf({ ...order, receiver: bob.address });
+    await waitFor('the order', () => orderOf(uid));
+    assert.equal((await api(`/account/${bob.address}/orders`)).body.some((o: { uid: string }) => o.uid === uid), true);
+    assert.equal(await t.rpc('evm_revert', [snapshot]), true);
+    // the chain grows past the block that held the placement, on the other branch
+    await waitFor('the chain past the lost block', async () => (await client.getBlockNumber({ cacheTime: 0 })) > placed.blockNumber + 1n, 60_000);
+    await waitFor('the order gone', async () => (await api(`/orders/${uid}`)).status === 404, 60_000);
+    assert.equal((await api(`/account/${bob.address}/orders`)).body.some((o: { uid: string }) => o.uid === uid), false);
+    const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
+    assert.equal(owner, '0x0000000000000000000000000000000000000000');
+  });
 });
