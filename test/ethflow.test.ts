@@ -99,6 +99,20 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     assert.deepEqual(order.onchainOrderData, { sender: alice.address.toLowerCase(), placementError: 'nonZeroFee' });
     assert.equal(order.status, 'open');
     assert.equal(order.class, 'market');
+
+    // an unknown buy token: no price can be had, so preValidationError (and the indexer goes on)
+    const unknownToken = await unfillable({ buyToken: '0x00000000000000000000000000000000deadbeef' });
+    await create(alice, unknownToken);
+    const unknown = await waitFor('the order with an unknown token', () => orderOf(uidOf(unknownToken)));
+    assert.equal(unknown.onchainOrderData.placementError, 'preValidationError');
+
+    const both = await call(app.baseUrl, 'POST', '/devnet/api/v1/orders/by_uids', [uidOf(placementError), uidOf(unknownToken)]);
+    assert.equal(both.status, 200);
+    assert.deepEqual(both.body.map((o: Record<string, any>) => o.order.onchainOrderData.placementError).sort(), ['nonZeroFee', 'preValidationError']);
+    assert.equal((await api(`/orders/${uidOf(unknownToken)}/status`)).status, 200);
+    // only invalidateOrder cancels it, as every EIP-1271 order
+    const deleted = await call(app.baseUrl, 'DELETE', `/devnet/api/v1/orders/${uidOf(unknownToken)}`, { signature: `0x${'11'.repeat(65)}`, signingScheme: 'eip712' });
+    assert.equal(deleted.body.errorType, 'OnChainOrder');
   });
 
   it('a market-priced order placed with createOrder is indexed within 3 blocks and settled: exact balances', async () => {
@@ -172,6 +186,8 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     const stale = await orderOf(uidOf(placementError));
     assert.equal(stale!.executedSellAmount, '0');
     assert.equal(stale!.status, 'open');
+    const auction = await api('/auction');
+    assert.equal(auction.body.orders.some((o: { uid: string }) => o.uid === uidOf(placementError)), false);
   });
 
   it('a stranger cannot invalidate a live order; its creator can: cancelled, ETH back', async () => {

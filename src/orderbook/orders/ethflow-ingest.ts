@@ -163,6 +163,8 @@ export class EthFlowIngest {
         placementError === null ? quote : null,
         tx,
       );
+      // the same order posted through the API first (the contract signs it too): it still ends at the user's deadline
+      await tx.updateTable('orders').set({ true_valid_to: Number(row.user_valid_to) }).where('chain_id', '=', chainId).where('uid', '=', row.order_uid).where('true_valid_to', 'is', null).execute();
     });
     this.options.logger.info({ chainId, uid, placementError }, 'eth-flow: order placed on chain');
   }
