@@ -46,7 +46,11 @@ export interface EthFlowIngestOptions {
 
 type Pending = Awaited<ReturnType<EthFlowIngest['pending']>>[number];
 
+/** a placement whose pricing failed this often for reasons not its own gets placement error `other` */
+const MAX_ATTEMPTS = 5;
+
 export class EthFlowIngest {
+  private readonly failures = new Map<string, number>();
   private wakeUp: (() => void) | null = null;
   private woken = false;
 
@@ -77,8 +81,21 @@ export class EthFlowIngest {
   async ingestPending(): Promise<boolean> {
     const batch = this.options.batch ?? 50;
     const rows = await this.pending(batch);
-    for (const row of rows) await this.ingest(row);
-    return rows.length === batch;
+    let failed = 0;
+    for (const row of rows) {
+      const key = `${row.block_number}:${row.log_index}`;
+      try {
+        await this.ingest(row, (this.failures.get(key) ?? 0) >= MAX_ATTEMPTS);
+        this.failures.delete(key);
+      } catch (err) {
+        // one placement that cannot be priced now (a node or provider failing) holds no other back
+        failed++;
+        this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+        this.options.logger.warn({ chainId: this.options.chainId, uid: toHex(row.order_uid), attempts: this.failures.get(key), err }, 'eth-flow: pricing a placement failed; retrying');
+      }
+    }
+    if (this.failures.size > 10_000) this.failures.clear();
+    return rows.length === batch && failed < rows.length;
   }
 
   private pending(limit: number) {
@@ -93,7 +110,7 @@ export class EthFlowIngest {
       .execute();
   }
 
-  private async ingest(row: Pending): Promise<void> {
+  private async ingest(row: Pending, giveUp: boolean): Promise<void> {
     const { chainId, orders } = this.options;
     const uid = toHex(row.order_uid);
     const feeAmount = fromNumeric(row.fee_amount);
@@ -117,8 +134,9 @@ export class EthFlowIngest {
         validTo: Number(row.valid_to),
       });
     } catch (err) {
-      if (!(err instanceof OrderBookError)) throw err; // not the order's fault (database, node): retried on the next pass
-      placementError = err.errorType === 'UnsupportedToken' ? 'preValidationError' : 'other';
+      // not the order's fault (database, node): retried on the next passes, then given up as `other`
+      if (!(err instanceof OrderBookError) && !giveUp) throw err;
+      placementError = err instanceof OrderBookError && err.errorType === 'UnsupportedToken' ? 'preValidationError' : 'other';
     }
     if (feeAmount !== 0n) placementError = 'nonZeroFee';
 
