@@ -17,6 +17,7 @@ import { benchFulfilment } from './fulfilment.js';
 import { benchSolverEngines } from './solver-engines.js';
 import { benchKitStart } from './kit-start.js';
 import { benchIndexer } from './indexer.js';
+import { benchEthFlow } from './ethflow.js';
 import type { Figure } from './figure.js';
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
@@ -34,6 +35,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['solver-engines', benchSolverEngines],
   ['kit-start', benchKitStart],
   ['indexer', benchIndexer],
+  ['ethflow', benchEthFlow],
 ];
 
 async function main() {

@@ -140,6 +140,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       auctions: config.auctions,
       fees: config.fees,
       solverPrivateKey: config.solverPrivateKey,
+      ethflowRefunderKey: config.ethflow.refunderKey,
       solverEngines,
       notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,

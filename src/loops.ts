@@ -29,6 +29,10 @@ import { producerFor, type ProducerSettings } from './aux/notifications/index.js
 import type { Metrics } from './metrics/metrics.js';
 import { recordAuctionCycles, recordIndexerLag } from './metrics/loop-metrics.js';
 import { HookIndexer } from './aux/hooks/index.js';
+import { EthFlowIngest } from './orderbook/orders/ethflow-ingest.js';
+import { EthFlowRefunder, type RefundSelection } from './auction/ethflow-refunder.js';
+import { mnemonicToAccount } from 'viem/accounts';
+import { DEV_MNEMONIC } from './chain/devnet/deployment.js';
 import { resolveSolverAccount } from './solver/solver-account.js';
 import type { Hex } from 'viem';
 import { buildSolverEngines, notifyEngines, originOf, type SolverEngines } from './solver-api/index.js';
@@ -49,6 +53,8 @@ export interface LoopDeps {
   fees?: AuctionFeeSchedule | null;
   /** SOLVER_PRIVATE_KEY: the driver's account on real chains (allow-listed there); null: nothing is settled on them */
   solverPrivateKey?: Hex | null;
+  /** ETHFLOW_REFUNDER_KEY: the eth-flow refunder's account on real chains (none: no refunder there, forks aside) */
+  ethflowRefunderKey?: Hex | null;
   /** the competing solver engines of each network, by network name (default: the built-ins) */
   solverEngines?: Map<string, SolverEngines>;
   /** the notification producer of each chain (with its other loops); onDeliveries wakes this replica's dispatcher */
@@ -155,6 +161,30 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
   });
 }
 
+/**
+ * The eth-flow refunder of a network, if it has one: the devnet refunds every expired order from its deployer account
+ * (idle after set-up); a fork (an anvil or hardhat node) likewise, from ETHFLOW_REFUNDER_KEY or else the tenth
+ * account of the standard test mnemonic (funded by anvil, used by nobody else); a real chain only with
+ * ETHFLOW_REFUNDER_KEY, with production's selection rules.
+ */
+async function ethFlowRefunderFor(network: ChainNetwork, db: Kysely<DB>, key: Hex | null, logger: Logger): Promise<EthFlowRefunder | null> {
+  if (network.ethFlows.length === 0) return null;
+  let account: LocalAccount | null = null;
+  let mode: RefundSelection = 'production';
+  if (network.devnet) {
+    const deployer = network.devnet.deployment.accounts.find((a) => a.role === 'deployer');
+    account = deployer ? privateKeyToAccount(deployer.privateKey) : null;
+    mode = 'all';
+  } else {
+    const client = (await network.client.request({ method: 'web3_clientVersion' as never }).catch(() => '')) as string;
+    const fork = /anvil|hardhat/i.test(client);
+    if (fork) mode = 'all';
+    account = key ? privateKeyToAccount(key) : fork ? mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 9 }) : null;
+  }
+  if (!account) return null;
+  return new EthFlowRefunder({ chainId: network.chainId, db, client: network.client, rpcUrl: network.rpcUrl, account, contracts: network.ethFlows, mode, logger });
+}
+
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
@@ -173,6 +203,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       tokens: () => network.trackedTokens,
       pools: () => network.trackedPools.map((p) => p.address),
       factory: indexedFactory(network),
+      ethFlows: network.ethFlows,
       blockFeed: network.reader.blockFeed,
       logger: log,
     });
@@ -214,9 +245,22 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           ? new HookIndexer({ chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline, logger: deps.logger.child({ chain: network.name, loop: 'hooks' }) })
           : null;
         const unsubscribeHooks = hooks ? indexer.onIndexed(() => hooks.wake()) : null;
+        // eth-flow placements the indexer stored become orders (priced as API orders are)
+        const orderBook = deps.orderBooks.get(network.name);
+        const ethFlowIngest = orderBook && network.ethFlows.length > 0
+          ? new EthFlowIngest({ chainId: network.chainId, db: deps.database.db, orders: orderBook.orders, quoter: orderBook.services.quotes, settlement: network.settlement, logger: deps.logger.child({ chain: network.name, loop: 'ethflow' }) })
+          : null;
+        const refunderLog = deps.logger.child({ chain: network.name, loop: 'ethflow-refunder' });
+        const refunder = await ethFlowRefunderFor(network, deps.database.db, deps.ethflowRefunderKey ?? null, refunderLog).catch((err) => {
+          refunderLog.warn({ err }, 'eth-flow refunder not started');
+          return null;
+        });
+        const unsubscribeEthFlow = ethFlowIngest ? indexer.onIndexed((_from, _to, touched) => { if (touched.orderUids.length > 0) ethFlowIngest.wake(); }) : null;
         try {
           await Promise.all([
             producing,
+            ethFlowIngest?.run(signal),
+            refunder?.run(signal),
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),
@@ -225,6 +269,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
           ]);
         } finally {
           unsubscribeHooks?.();
+          unsubscribeEthFlow?.();
           auctionLoops.delete(network.name);
           await auctionLoop?.stop();
         }

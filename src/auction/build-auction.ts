@@ -14,7 +14,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainReader } from '../chain/reader.js';
 import type { DB } from '../db/schema.js';
 import type { NativePriceSource } from '../orderbook/pricing/trade-estimator.js';
-import { NO_ORDER_HOOKS, orderFeePolicies, parseAppDataDocument, remainingAmount, trampolineGas, trampolineInteraction, type OrderHooks, type PartnerFee, type ScheduledPolicy } from '../protocol/index.js';
+import { NO_ORDER_HOOKS, orderFeePolicies, orderHooksOf, parseAppDataDocument, remainingAmount, trampolineGas, trampolineInteraction, WRAP_ALL_CALLDATA, type OrderHooks, type PartnerFee, type ScheduledPolicy } from '../protocol/index.js';
 import { preHookAllowance } from '../chain/pre-hook-allowance.js';
 import { PRICE_SCALE, type Auction, type ExcludedOrder, type SolvableOrder } from '../solver/auction-types.js';
 import { queryAppData, querySolvableOrders, type SolvableOrderRow } from './solvable-orders-query.js';
@@ -120,7 +120,7 @@ export class AuctionBuilder {
 
     // balances and allowances: one multicall over the distinct (owner, sell token) pairs, at the auction's block
     const pairKeys = new Map<string, { owner: Address; token: Address }>();
-    for (const row of live) pairKeys.set(`${row.owner}:${row.sellToken}`, { owner: row.owner, token: row.sellToken });
+    for (const row of live) if (!row.ethflow) pairKeys.set(`${row.owner}:${row.sellToken}`, { owner: row.owner, token: row.sellToken });
     const pairs = [...pairKeys.values()];
     const funds = new Map<string, { balance: bigint; allowance: bigint }>();
     // the balances multicall, the native prices of every live order's tokens and the app-data hooks at once
@@ -141,6 +141,11 @@ export class AuctionBuilder {
       const due: OrderHooks = { pre: unfilled ? orderHooks.pre : [], post: orderHooks.post };
       if (trampoline === null && due.pre.length + due.post.length > 0) {
         excluded.push({ uid: row.uid, label: 'filtered', reason: 'hooks_unsupported' });
+        continue;
+      }
+      if (row.ethflow) {
+        // the contract holds the order's ETH and wraps it in the order's pre-interaction: its WETH balance says nothing
+        funded.push({ row, remaining, available: remaining, hooks: due });
         continue;
       }
       const f = funds.get(`${row.owner}:${row.sellToken}`) ?? { balance: 0n, allowance: 0n };
@@ -196,7 +201,11 @@ export class AuctionBuilder {
         executedFee: row.executedFee,
         remaining,
         available,
-        preInteractions: due.pre.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'pre', due.pre)] : [],
+        // an eth-flow order first has its contract wrap the ETH (production's order: wrapAll, then the hooks)
+        preInteractions: [
+          ...(row.ethflow ? [{ target: row.ethflow.contract, value: 0n, callData: WRAP_ALL_CALLDATA }] : []),
+          ...(due.pre.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'pre', due.pre)] : []),
+        ],
         postInteractions: due.post.length > 0 && trampoline ? [trampolineInteraction(trampoline, row.uid, 'post', due.post)] : [],
         hookGas: trampolineGas(due.pre) + trampolineGas(due.post),
         quote: row.quote,

@@ -123,8 +123,11 @@ export class OrderLifecycle {
           from trades x where x.chain_id = o.chain_id and x.order_uid = o.uid) t on true
         where o.chain_id = ${this.chainId}
           and o.cancellation_timestamp is null
-          and o.valid_to < ${nowSeconds} and o.valid_to >= ${since}
+          -- an eth-flow order expires at the user's deadline (its signed validTo never comes)
+          and ((o.true_valid_to is null and o.valid_to < ${nowSeconds} and o.valid_to >= ${since})
+            or (o.true_valid_to < ${nowSeconds} and o.true_valid_to >= ${since}))
           and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
+          and not exists (select 1 from ethflow_invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
           and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell`, bought: sql`t.buy` })}
           and not exists (select 1 from order_events e where e.chain_id = o.chain_id and e.order_uid = o.uid and e.label = 'expired')`.execute(this.db);
       await this.insert(rows.map((r) => ({ uid: toHex(r.uid), label: 'expired' as const, reason: null })));

@@ -17,6 +17,8 @@ export interface SolvableOrderRow extends StoredOrderFields, ExecutedAmounts {
   /** latest PreSignature event of a presign order (null: none, or not a presign order) */
   presigned: boolean | null;
   quote: { sellAmount: bigint; buyAmount: bigint; fee: bigint; solver: string } | null;
+  /** placed through an eth-flow contract: the contract (the owner) and the user's deadline */
+  ethflow: { contract: Address; userValidTo: number } | null;
 }
 
 /**
@@ -49,6 +51,7 @@ interface JsonRow {
   executedFee: string | null;
   presigned: boolean | null;
   quote: { sellAmount: string; buyAmount: string; fee: string; solver: string } | null;
+  ethflow: { contract: Address; userValidTo: number } | null;
 }
 
 const hex = (column: string) => sql.raw(`'0x' || encode(${column}, 'hex')`);
@@ -67,7 +70,9 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
              'presigned', p.signed,
              'quote', case when q.order_uid is null then null
                       else json_build_object('sellAmount', q.sell_amount::text, 'buyAmount', q.buy_amount::text,
-                                             'fee', q.fee_amount::text, 'solver', coalesce(q.solver, '')) end
+                                             'fee', q.fee_amount::text, 'solver', coalesce(q.solver, '')) end,
+             'ethflow', case when ef.order_uid is null then null
+                        else json_build_object('contract', ${hex('ef.contract')}, 'userValidTo', ef.user_valid_to) end
            )::text as row
     from orders o
     left join lateral (
@@ -78,9 +83,14 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
       where o.signing_scheme = 'presign' and e.chain_id = o.chain_id and e.order_uid = o.uid
       order by e.block_number desc, e.log_index desc limit 1) p on true
     left join order_quotes q on q.chain_id = o.chain_id and q.order_uid = o.uid
+    left join ethflow_placements ef on ef.chain_id = o.chain_id and ef.order_uid = o.uid
     where o.chain_id = ${chainId}
       and o.cancellation_timestamp is null
       and o.valid_to >= ${nowSeconds}
+      and (o.true_valid_to is null or o.true_valid_to >= ${nowSeconds})
+      and (ef.order_uid is null or (ef.placement_error is null
+        and not exists (select 1 from ethflow_invalidations x where x.chain_id = o.chain_id and x.order_uid = o.uid)
+        and not exists (select 1 from ethflow_refunds r where r.chain_id = o.chain_id and r.order_uid = o.uid)))
       and (o.valid_from is null or o.valid_from <= ${nowSeconds})
       and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
       and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}
@@ -115,6 +125,7 @@ function fromJsonRow(r: JsonRow): SolvableOrderRow {
     created: Number(r.created),
     presigned: r.presigned,
     quote: r.quote === null ? null : { sellAmount: fromNumeric(r.quote.sellAmount), buyAmount: fromNumeric(r.quote.buyAmount), fee: fromNumeric(r.quote.fee), solver: r.quote.solver },
+    ethflow: r.ethflow === null || r.ethflow === undefined ? null : { contract: r.ethflow.contract, userValidTo: Number(r.ethflow.userValidTo) },
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Address, Hex } from 'viem';
 import type { Config } from '../config/config.js';
-import { networkByChainId, SETTLEMENT_ADDRESS, VAULT_RELAYER_ADDRESS } from '../protocol/index.js';
+import { ETHFLOW_PRODUCTION_ADDRESSES, networkByChainId, SETTLEMENT_ADDRESS, VAULT_RELAYER_ADDRESS } from '../protocol/index.js';
 import { createChainClient, type ChainClient } from './client.js';
 import { ChainReader } from './reader.js';
 import type { Devnet } from './devnet/index.js';
@@ -20,6 +20,8 @@ export interface ChainNetwork {
   vaultRelayer: Address;
   /** our HooksTrampoline, through which settlements run order hooks; null where none is deployed (hooks are not run) */
   hooksTrampoline: Address | null;
+  /** eth-flow contracts whose on-chain orders are indexed and auctioned (lowercase; empty: none) */
+  ethFlows: Address[];
   wrappedNative: Address | null;
   nativeCurrency: { symbol: string; name: string; decimals: number };
   amm: AmmDeployment | null;
@@ -55,6 +57,7 @@ export async function devnetNetwork(devnet: Devnet, config: Config): Promise<Cha
     settlement: lower(contracts.settlement),
     vaultRelayer: lower(contracts.vaultRelayer),
     hooksTrampoline: lower(contracts.hooksTrampoline),
+    ethFlows: contracts.ethFlow ? [lower(contracts.ethFlow)] : [],
     wrappedNative: weth,
     nativeCurrency: { symbol: 'ETH', name: 'Ether', decimals: 18 },
     amm: { name: 'uniswap-v2', factory: lower(contracts.ammFactory), router: lower(contracts.ammRouter) },
@@ -86,6 +89,7 @@ export async function rpcNetwork(chainId: number, rpcUrl: string, config: Config
     settlement: lower(SETTLEMENT_ADDRESS),
     vaultRelayer: lower(VAULT_RELAYER_ADDRESS),
     hooksTrampoline: null,
+    ethFlows: (config.ethflow.contracts ?? ETHFLOW_PRODUCTION_ADDRESSES[chainId] ?? []).map(lower),
     wrappedNative: wrapped,
     nativeCurrency: { symbol: known.nativeCurrency.symbol, name: known.nativeCurrency.symbol, decimals: known.nativeCurrency.decimals },
     amm: knownAmm(chainId),

@@ -33,6 +33,15 @@ describe('configuration', () => {
     }
   });
 
+  it('reads ETHFLOW_CONTRACTS (unset: production\'s) and ETHFLOW_REFUNDER_KEY (never echoed)', () => {
+    assert.deepEqual(loadConfig({}).ethflow, { contracts: null, refunderKey: null });
+    const a = '0xBA3CB449BD2B4ADDDBC894D8697F5170800EADEC';
+    assert.deepEqual(loadConfig({ ETHFLOW_CONTRACTS: `${a}, 0x04501b9b1d52e67f6862d157e00d13419d2d6e95` }).ethflow.contracts, [a.toLowerCase(), '0x04501b9b1d52e67f6862d157e00d13419d2d6e95']);
+    assert.throws(() => loadConfig({ ETHFLOW_CONTRACTS: '0x1234' }), (err: unknown) => err instanceof ConfigError && /^ETHFLOW_CONTRACTS: expected a comma-separated list of 0x addresses/.test(err.message));
+    assert.equal(loadConfig({ ETHFLOW_REFUNDER_KEY: 'cd'.repeat(32) }).ethflow.refunderKey, `0x${'cd'.repeat(32)}`);
+    assert.throws(() => loadConfig({ ETHFLOW_REFUNDER_KEY: 'nope' }), (err: unknown) => err instanceof ConfigError && /^ETHFLOW_REFUNDER_KEY: .*'\(hidden\)'$/.test(err.message));
+  });
+
   it('turns the devnet off when a real chain is configured, unless DEVNET=true', () => {
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).devnet.enabled, false);
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).rpcUrls.get(1), 'https://rpc.example');

@@ -49,6 +49,12 @@ export interface Config {
   auctions: { enabled: boolean; everyBlocks: number };
   /** SOLVER_PRIVATE_KEY: the account the driver settles from on real chains (must be allow-listed there); null: none */
   solverPrivateKey: `0x${string}` | null;
+  /**
+   * ETH-flow. ETHFLOW_CONTRACTS: the eth-flow contracts followed on real chains and forks (unset: production's of
+   * that chain; the devnet always follows its own). ETHFLOW_REFUNDER_KEY: the account that refunds expired
+   * eth-flow orders on real chains (unset: no refunder there; the devnet refunds from its solver account)
+   */
+  ethflow: { contracts: string[] | null; refunderKey: `0x${string}` | null };
   /** SOLVERS / SOLVER_TIME_LIMIT_MS: the competing solver engines (none listed: the built-ins) and their time per auction */
   solvers: SolversConfig;
   /**
@@ -247,11 +253,11 @@ function trustProxy(env: Env): TrustProxy {
 }
 
 /** a 32-byte hex private key; the error never echoes it */
-function solverPrivateKey(env: Env): `0x${string}` | null {
-  const raw = str(env, 'SOLVER_PRIVATE_KEY');
+function solverPrivateKey(env: Env, name = 'SOLVER_PRIVATE_KEY'): `0x${string}` | null {
+  const raw = str(env, name);
   if (raw === null) return null;
   const key = raw.startsWith('0x') ? raw : `0x${raw}`;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key) || /^0x0{64}$/.test(key)) throw new ConfigError('SOLVER_PRIVATE_KEY', 'a 32-byte hex private key (64 hex digits, 0x optional)', '(hidden)');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key) || /^0x0{64}$/.test(key)) throw new ConfigError(name, 'a 32-byte hex private key (64 hex digits, 0x optional)', '(hidden)');
   return key.toLowerCase() as `0x${string}`;
 }
 
@@ -341,6 +347,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     deterministic,
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     solverPrivateKey: solverPrivateKey(env),
+    ethflow: {
+      contracts: str(env, 'ETHFLOW_CONTRACTS') === null ? null : [...addressList(env, 'ETHFLOW_CONTRACTS')],
+      refunderKey: solverPrivateKey(env, 'ETHFLOW_REFUNDER_KEY'),
+    },
     solvers: solvers(env),
     solverEngineToken: solverEngineToken(env),
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),

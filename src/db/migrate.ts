@@ -16,6 +16,7 @@ import { statements as auctionTextStorage } from './migrations/012_auction_text_
 import { statements as structure } from './migrations/009_structure.js';
 import { statements as notifyHardening } from './migrations/014_notify_hardening.js';
 import { statements as guard } from './migrations/015_guard.js';
+import { statements as ethflow } from './migrations/018_ethflow.js';
 import { statements as feeRecords } from './migrations/019_fee_records.js';
 
 function fromStatements(list: string[]): Migration {
@@ -42,6 +43,7 @@ export function allMigrations(): Record<string, Migration> {
     '009_structure': fromStatements(structure),
     '014_notify_hardening': fromStatements(notifyHardening),
     '015_guard': fromStatements(guard),
+    '018_ethflow': fromStatements(ethflow),
     '019_fee_records': fromStatements(feeRecords),
   };
 }

@@ -57,6 +57,8 @@ export interface OrdersTable {
   cancellation_timestamp: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   outside_market: ColumnType<boolean, boolean | undefined, boolean>;
   valid_from: number | null;
+  /** 018_ethflow: the user's deadline of an eth-flow order (valid_to is 2^32 − 1); null for every other order */
+  true_valid_to: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface OrderQuotesTable {
@@ -214,7 +216,41 @@ export interface DB {
   notification_subscriptions: NotificationSubscriptionsTable;
   notification_deliveries: NotificationDeliveriesTable;
   notification_checkpoints: NotificationCheckpointsTable;
+  // 018_ethflow
+  ethflow_placements: EthflowPlacementsTable;
+  ethflow_invalidations: EthflowInvalidationsTable;
+  ethflow_refunds: EthflowRefundsTable;
 }
+
+// 018_ethflow
+export interface EthflowPlacementsTable extends LogKey {
+  tx_hash: Bytes;
+  block_time: ColumnType<Date, Date | string, Date | string>;
+  contract: Bytes;
+  sender: Bytes;
+  order_uid: Bytes;
+  owner: Bytes;
+  sell_token: Bytes;
+  buy_token: Bytes;
+  receiver: Bytes | null;
+  sell_amount: Numeric;
+  buy_amount: Numeric;
+  valid_to: number;
+  app_data: Bytes;
+  fee_amount: Numeric;
+  kind: string;
+  partially_fillable: boolean;
+  sell_token_balance: string;
+  buy_token_balance: string;
+  signing_scheme: 'eip1271' | 'presign';
+  signature: Bytes;
+  quote_id: Numeric;
+  user_valid_to: number;
+  placement_error: string | null;
+  ingested_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+export interface EthflowInvalidationsTable extends LogKey { tx_hash: Bytes; order_uid: Bytes }
+export interface EthflowRefundsTable extends LogKey { tx_hash: Bytes; order_uid: Bytes; refunder: Bytes }
 
 // 002_indexer
 type BlockTimestamp = ColumnType<Date, Date | string, Date | string>;
@@ -241,7 +277,7 @@ export interface AmmSwapsTable extends LogKey {
   tx_hash: Bytes;
   block_timestamp: BlockTimestamp;
 }
-export interface IndexerSourcesTable { chain_id: number; name: string; address: Bytes; kind: 'settlement' | 'token' | 'pool' | 'factory'; from_block: number; backfilled_to: number | null }
+export interface IndexerSourcesTable { chain_id: number; name: string; address: Bytes; kind: 'settlement' | 'token' | 'pool' | 'factory' | 'ethflow'; from_block: number; backfilled_to: number | null }
 
 // 003_auction (competition_settlements gains order_uids, block_number, updated_at: see CompetitionSettlementsTable)
 export interface ProposedTradeExecutionsTable {

@@ -85,3 +85,14 @@ export { isOutsideMarket, cappedPartnerShares, partnerFeePolicies, orderFeePolic
 export type { FeeOrder, OrderFeePolicyInput } from './fee-selection.js';
 export { mulFactor, quoteAdjustedLimits, chargeFeePolicies, feesFromExecution, feeInSellToken, factorInBps, volumeFeeAdjustedQuote } from './fee-charge.js';
 export type { ChargeInput, ChargedTrade, FeeLimitOrder } from './fee-charge.js';
+export {
+  ETHFLOW_ABI,
+  ETHFLOW_VALID_TO,
+  ETHFLOW_PRODUCTION_ADDRESSES,
+  WRAP_ALL_CALLDATA,
+  decodeEthFlowPlacementData,
+  encodeEthFlowPlacementData,
+  ethFlowGpv2Order,
+  ethFlowOrderUid,
+} from './ethflow.js';
+export type { EthFlowOrderData, EthFlowPlacementData } from './ethflow.js';

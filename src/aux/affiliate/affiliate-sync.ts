@@ -174,7 +174,10 @@ export class AffiliateSync {
     let after = { block: -1, log: -1 };
     for (;;) {
       const trades = await sql<{ block_number: number | string; log_index: number | string; owner: Uint8Array; sell_token: Uint8Array; sell_amount: string; tx_hash: Uint8Array | null; block_timestamp: Date | string | null; order_created_at: Date | string | null }>`
-        select t.block_number, t.log_index, t.owner, t.sell_token, t.sell_amount::text as sell_amount, t.tx_hash, t.block_timestamp, o.created_at as order_created_at
+        select t.block_number, t.log_index,
+          -- the trader of an eth-flow order is whoever placed it (the trade's owner is the contract)
+          coalesce((select ef.sender from ethflow_placements ef where ef.chain_id = t.chain_id and ef.order_uid = t.order_uid limit 1), t.owner) as owner,
+          t.sell_token, t.sell_amount::text as sell_amount, t.tx_hash, t.block_timestamp, o.created_at as order_created_at
         from trades t
         left join affiliate_trade_volumes v on v.chain_id = t.chain_id and v.block_number = t.block_number and v.log_index = t.log_index
         left join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid

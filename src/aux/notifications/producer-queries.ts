@@ -19,7 +19,10 @@ interface OrderColumns {
   order_buy: string;
 }
 
-const ORDER_COLUMNS = sql`o.uid, o.owner, o.kind, o.sell_token, o.buy_token, o.sell_amount as order_sell, o.buy_amount as order_buy`;
+// an eth-flow order's notifications go to whoever placed it (its owner is the contract)
+const ORDER_COLUMNS = sql`o.uid,
+  coalesce((select ef.sender from ethflow_placements ef where ef.chain_id = o.chain_id and ef.order_uid = o.uid limit 1), o.owner) as owner,
+  o.kind, o.sell_token, o.buy_token, o.sell_amount as order_sell, o.buy_amount as order_buy`;
 
 /**
  * The order `o` was authorised by its owner (issue 19, major 2): signed (eip712, ethsign, eip1271), or a presign
@@ -75,8 +78,16 @@ export async function onChainCancellations(db: Kysely<DB>, chainId: number, from
     select i.order_uid as i_uid, i.owner as i_owner, i.tx_hash,
       (select b.timestamp from indexed_blocks b where b.chain_id = i.chain_id and b.number = i.block_number) as ts,
       ${ORDER_COLUMNS}
-    from invalidations i left join orders o on o.chain_id = i.chain_id and o.uid = i.order_uid
-    where i.chain_id = ${chainId} and i.block_number between ${from} and ${to} and (o.uid is null or ${OWNER_AUTHORISED})
+    from (
+      select chain_id, order_uid, owner, tx_hash, block_number, log_index from invalidations
+      where chain_id = ${chainId} and block_number between ${from} and ${to}
+      union all
+      -- a user's invalidateOrder on an eth-flow contract: the order's placer is told
+      select x.chain_id, x.order_uid, p.sender, x.tx_hash, x.block_number, x.log_index from ethflow_invalidations x
+      join ethflow_placements p on p.chain_id = x.chain_id and p.order_uid = x.order_uid
+      where x.chain_id = ${chainId} and x.block_number between ${from} and ${to}
+    ) i left join orders o on o.chain_id = i.chain_id and o.uid = i.order_uid
+    where (o.uid is null or ${OWNER_AUTHORISED})
     order by i.block_number, i.log_index`.execute(db);
   return rows.map((r) => ({
     uid: toHex(r.i_uid),
@@ -106,11 +117,14 @@ export async function apiCancellations(db: Kysely<DB>, chainId: number, since: D
 export async function expiredOrders(db: Kysely<DB>, chainId: number, since: number, before: number, atBlock: number): Promise<Array<OrderFacts & { validTo: number; executed: bigint }>> {
   const { rows } = await sql<OrderColumns & { valid_to: number | string; executed: string }>`
     select * from (
-      select ${ORDER_COLUMNS}, o.valid_to, ${executedOf(sql`p.block_number <= ${atBlock}`)} as executed
+      select ${ORDER_COLUMNS}, coalesce(o.true_valid_to, o.valid_to) as valid_to, ${executedOf(sql`p.block_number <= ${atBlock}`)} as executed
       from orders o
-      where o.chain_id = ${chainId} and o.valid_to >= ${since} and o.valid_to < ${before} and ${OWNER_AUTHORISED}
+      where o.chain_id = ${chainId}
+        -- an eth-flow order expires at its user deadline
+        and ((o.true_valid_to is null and o.valid_to >= ${since} and o.valid_to < ${before}) or (o.true_valid_to >= ${since} and o.true_valid_to < ${before})) and ${OWNER_AUTHORISED}
         and (o.cancellation_timestamp is null or o.cancellation_timestamp > to_timestamp(o.valid_to))
         and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid and i.block_number <= ${atBlock})
+        and not exists (select 1 from ethflow_invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid and i.block_number <= ${atBlock})
     ) x
     where x.executed < case when x.kind = 'sell' then x.order_sell else x.order_buy end
     order by x.valid_to`.execute(db);

@@ -31,7 +31,7 @@ describe('devnet artifacts', () => {
   it('committed artifacts are small and match the Solidity sources (compile-contracts --check)', () => {
     const dir = fileURLToPath(new URL('./artifacts/', import.meta.url));
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-    assert.deepEqual(files.sort(), ['DemoSmartWallet.json', 'DevnetToken.json', 'HooksTrampoline.json', 'Multicall3.json']);
+    assert.deepEqual(files.sort(), ['DemoSmartWallet.json', 'DevnetToken.json', 'EthFlow.json', 'HooksTrampoline.json', 'Multicall3.json']);
     for (const f of files) {
       assert.ok(statSync(dir + f).size < 40_000, `${f} is ${statSync(dir + f).size} bytes`);
       assert.deepEqual(Object.keys(JSON.parse(readFileSync(dir + f, 'utf8'))), ['contractName', 'compiler', 'evmVersion', 'abi', 'bytecode', 'deployedBytecode']);

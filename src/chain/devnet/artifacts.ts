@@ -27,6 +27,8 @@ export interface DevnetArtifacts {
   multicall3: ContractArtifact;
   /** our HooksTrampoline (installed with anvil_setCode at HOOKS_TRAMPOLINE_ADDRESS on every start) */
   hooksTrampoline: ContractArtifact;
+  /** our eth-flow contract (sells native ETH; ABI-compatible with production's) */
+  ethFlow: ContractArtifact;
 }
 
 interface RawArtifact {
@@ -81,5 +83,6 @@ export function loadDevnetArtifacts(): DevnetArtifacts {
     demoSmartWallet: own('DemoSmartWallet'),
     multicall3: own('Multicall3'),
     hooksTrampoline: own('HooksTrampoline'),
+    ethFlow: own('EthFlow'),
   };
 }

@@ -95,6 +95,7 @@ const GAS = {
   router: 5_500_000n,
   wallet: 1_200_000n,
   addLiquidity: 3_300_000n,
+  ethFlow: 2_000_000n,
 };
 
 /**
@@ -279,6 +280,11 @@ export async function deployDevnet(
     });
   }
 
+  // last of the deployer's transactions, so that the addresses before it stay what they were
+  const ethFlow = fromDeployer('deploy EthFlow', GAS.ethFlow, {
+    data: encodeDeployData({ abi: artifacts.ethFlow.abi, bytecode: artifacts.ethFlow.bytecode, args: [SETTLEMENT_ADDRESS, weth] }),
+  });
+
   const phase1 = await sendAndMine(rpc, txs, clock);
   let blocks = phase1.blocks;
   let gasUsed = await assertAllSucceeded(rpc, txs, phase1.hashes);
@@ -378,6 +384,7 @@ export async function deployDevnet(
       multicall3: MULTICALL3_ADDRESS,
       smartWallet,
       hooksTrampoline: HOOKS_TRAMPOLINE_ADDRESS,
+      ethFlow,
     },
     tokens,
     pools,

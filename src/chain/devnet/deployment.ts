@@ -55,6 +55,8 @@ export interface DevnetContracts {
   smartWallet: Address;
   /** the hooks trampoline the settlement calls to run order hooks */
   hooksTrampoline: Address;
+  /** the eth-flow contract (sells native ETH through on-chain orders), against the settlement and WETH above */
+  ethFlow: Address;
 }
 
 export interface DevnetDeployment {
@@ -66,7 +68,7 @@ export interface DevnetDeployment {
 }
 
 /** Bump when the deployment procedure changes: a stored chain with another version is discarded and rebuilt. */
-export const DEPLOYMENT_FORMAT_VERSION = 1;
+export const DEPLOYMENT_FORMAT_VERSION = 2;
 
 export interface StoredDeployment {
   formatVersion: number;

@@ -13,7 +13,7 @@ export interface Checkpoint {
   hash: Hex;
 }
 
-export type SourceKind = 'settlement' | 'token' | 'pool' | 'factory';
+export type SourceKind = 'settlement' | 'token' | 'pool' | 'factory' | 'ethflow';
 
 export interface Source {
   address: Address;

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { encodeAbiParameters, encodeEventTopics, parseAbi, toEventSelector, type Abi, type AbiEvent, type Hex } from 'viem';
+import { encodeAbiParameters, encodeEventTopics, getAbiItem, parseAbi, toEventSelector, type Abi, type AbiEvent, type Hex } from 'viem';
+import { computeOrderUid, ETHFLOW_ABI, orderDigest } from '../../protocol/index.js';
 import { decodeLogs, touchedBy, ZERO_ADDRESS, type RawLog } from './decode-logs.js';
 import { EVENT_SIGNATURES, TOPICS } from './event-topics.js';
 import { holderDeltas } from './store-events.js';
@@ -119,5 +120,53 @@ describe('holderDeltas', () => {
       { ...base, from: alice, to: ZERO_ADDRESS, value: 1n, kind: 'withdrawal' },
     ]);
     assert.deepEqual([...deltas.values()].map((d) => [d.holder, d.delta]), [[alice, 99n]]);
+  });
+});
+
+describe('eth-flow events', () => {
+  const ethFlow = '0x4444444444444444444444444444444444444444';
+  const weth = '0x5555555555555555555555555555555555555555';
+  const domain = `0x${'12'.repeat(32)}` as Hex;
+  const ethRoles = { ...roles, ethFlows: new Set([ethFlow]), orderDomain: domain };
+  const order = {
+    sellToken: weth, buyToken: token, receiver: alice, sellAmount: 10n ** 18n, buyAmount: 5n, validTo: 0xffffffff,
+    appData: `0x${'cd'.repeat(32)}` as Hex, feeAmount: 0n,
+    kind: '0xf3b277728b3fee749481eb3e0b3b48980dbbab78658fc419025cb16eee346775' as Hex, partiallyFillable: false,
+    sellTokenBalance: '0x5a28e9363bb942b639270062aa6bb295f434bcdfc42c97267bf003f272060dc9' as Hex,
+    buyTokenBalance: '0x5a28e9363bb942b639270062aa6bb295f434bcdfc42c97267bf003f272060dc9' as Hex,
+  } as const;
+  const placement = (data: Hex, signature = { scheme: 0, data: ethFlow as Hex }): RawLog => {
+    const topics = encodeEventTopics({ abi: ETHFLOW_ABI, eventName: 'OrderPlacement', args: { sender: bob } }) as Hex[];
+    const body = encodeAbiParameters(getAbiItem({ abi: ETHFLOW_ABI, name: 'OrderPlacement' }).inputs.slice(1), [order, signature, data]);
+    return { address: ethFlow, topics, data: body, blockNumber: 9, blockHash: `0x${'09'.repeat(32)}`, logIndex: logIndex++, transactionHash: `0x${'0e'.repeat(32)}` };
+  };
+
+  it('decodes a placement (uid = digest ‖ owner from the signature ‖ validTo) and the user data', () => {
+    const { events: out, skipped } = decodeLogs([placement('0x000000000000002a6553f100')], ethRoles);
+    assert.equal(skipped, 0);
+    const [p] = out.ethflowPlacements;
+    const expected = { ...order, kind: 'sell', sellTokenBalance: 'erc20', buyTokenBalance: 'erc20' } as const;
+    assert.equal(p!.orderUid, computeOrderUid(orderDigest(expected, domain), ethFlow, 0xffffffff));
+    assert.equal(p!.sender, bob);
+    assert.equal(p!.owner, ethFlow);
+    assert.equal(p!.quoteId, 42n);
+    assert.equal(p!.userValidTo, 1_700_000_000);
+    assert.deepEqual(touchedBy(out).orderUids, [p!.orderUid]);
+  });
+
+  it('skips malformed placements (data not 12 bytes, undecodable body, unknown scheme) and decodes what follows', () => {
+    const garbage = { ...placement('0x000000000000002a6553f100'), data: '0xdeadbeef' as Hex };
+    const invalidation: RawLog = {
+      address: ethFlow, topics: [TOPICS.OrderInvalidation], data: encodeAbiParameters([{ type: 'bytes' }], [uid]),
+      blockNumber: 9, blockHash: `0x${'09'.repeat(32)}`, logIndex: logIndex++, transactionHash: `0x${'0e'.repeat(32)}`,
+    };
+    const { events: out, skipped } = decodeLogs(
+      [placement('0x000000000000002a6553f10000'), placement('0x'), garbage, placement('0x000000000000002a6553f100', { scheme: 7, data: '0x' }), invalidation, placement('0xffffffffffffffff00000000')],
+      ethRoles,
+    );
+    assert.equal(skipped, 4);
+    assert.equal(out.ethflowPlacements.length, 1);
+    assert.equal(out.ethflowPlacements[0]!.quoteId, -1n);
+    assert.deepEqual(out.ethflowInvalidations.map((e) => e.orderUid), [uid]);
   });
 });

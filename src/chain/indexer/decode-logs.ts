@@ -6,6 +6,7 @@
  *   const { events } = decodeLogs(logs, { settlement, tokens: new Set([weth]), pools: new Set(), factories: new Set() });
  */
 import { decodeAbiParameters, hexToBigInt, type Address, type Hex } from 'viem';
+import { computeOrderUid, decodeEthFlowPlacementData, orderDigest, ORDER_STRING_HASHES, type Order } from '../../protocol/index.js';
 import { TOPICS } from './event-topics.js';
 
 export interface RawLog {
@@ -56,6 +57,21 @@ export interface SwapEvent extends LogRef {
   amount1Out: bigint;
 }
 export interface PairCreatedEvent extends LogRef { factory: Address; token0: Address; token1: Address; pair: Address }
+/** An eth-flow contract's OrderPlacement: the order it owns (as the settlement hashes it), its UID, the user's data. */
+export interface EthFlowPlacementEvent extends LogRef {
+  contract: Address;
+  sender: Address;
+  orderUid: Hex;
+  /** from the on-chain signature: the address in its data (EIP-1271) or the sender (pre-sign) */
+  owner: Address;
+  order: Order;
+  signingScheme: 'eip1271' | 'presign';
+  signature: Hex;
+  quoteId: bigint;
+  userValidTo: number;
+}
+export interface EthFlowInvalidationEvent extends LogRef { contract: Address; orderUid: Hex }
+export interface EthFlowRefundEvent extends LogRef { contract: Address; orderUid: Hex; refunder: Address }
 
 export interface DecodedEvents {
   trades: TradeEvent[];
@@ -67,6 +83,9 @@ export interface DecodedEvents {
   syncs: SyncEvent[];
   swaps: SwapEvent[];
   pairs: PairCreatedEvent[];
+  ethflowPlacements: EthFlowPlacementEvent[];
+  ethflowInvalidations: EthFlowInvalidationEvent[];
+  ethflowRefunds: EthFlowRefundEvent[];
 }
 
 /** Lowercase addresses by role. */
@@ -75,12 +94,16 @@ export interface LogRoles {
   tokens: ReadonlySet<string>;
   pools: ReadonlySet<string>;
   factories: ReadonlySet<string>;
+  /** eth-flow contracts (OrderPlacement, OrderInvalidation, OrderRefund) */
+  ethFlows?: ReadonlySet<string>;
+  /** the settlement's EIP-712 domain separator, for the UIDs of eth-flow placements (required with ethFlows) */
+  orderDomain?: Hex;
 }
 
 export const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 
 export function emptyEvents(): DecodedEvents {
-  return { trades: [], settlements: [], invalidations: [], presignatures: [], interactions: [], transfers: [], syncs: [], swaps: [], pairs: [] };
+  return { trades: [], settlements: [], invalidations: [], presignatures: [], interactions: [], transfers: [], syncs: [], swaps: [], pairs: [], ethflowPlacements: [], ethflowInvalidations: [], ethflowRefunds: [] };
 }
 
 const topicAddress = (topic: Hex): Address => `0x${topic.slice(26).toLowerCase()}` as Address;
@@ -180,6 +203,99 @@ function decodeFactoryLog(log: RawLog, ref: LogRef, out: DecodedEvents): boolean
   return true;
 }
 
+const GPV2_ORDER_TUPLE = {
+  type: 'tuple',
+  components: [
+    { type: 'address', name: 'sellToken' },
+    { type: 'address', name: 'buyToken' },
+    { type: 'address', name: 'receiver' },
+    { type: 'uint256', name: 'sellAmount' },
+    { type: 'uint256', name: 'buyAmount' },
+    { type: 'uint32', name: 'validTo' },
+    { type: 'bytes32', name: 'appData' },
+    { type: 'uint256', name: 'feeAmount' },
+    { type: 'bytes32', name: 'kind' },
+    { type: 'bool', name: 'partiallyFillable' },
+    { type: 'bytes32', name: 'sellTokenBalance' },
+    { type: 'bytes32', name: 'buyTokenBalance' },
+  ],
+} as const;
+const ONCHAIN_SIGNATURE_TUPLE = { type: 'tuple', components: [{ type: 'uint8', name: 'scheme' }, { type: 'bytes', name: 'data' }] } as const;
+
+/** keccak256 of a marker string → its name (kind and balance markers of an on-chain order) */
+const byHash = <T extends string>(names: readonly T[]): Map<string, T> =>
+  new Map(names.map((n) => [(ORDER_STRING_HASHES as Record<string, Hex>)[n]!.toLowerCase(), n]));
+const KINDS = byHash(['sell', 'buy'] as const);
+const SELL_BALANCES = byHash(['erc20', 'external', 'internal'] as const);
+const BUY_BALANCES = byHash(['erc20', 'internal'] as const);
+
+/**
+ * An eth-flow contract's log. A placement whose `data` is not the 12 packed bytes, whose markers are unknown or
+ * whose signature scheme is neither EIP-1271 nor pre-sign is not an order: skipped (as production drops it).
+ */
+function decodeEthFlowLog(log: RawLog, ref: LogRef, roles: LogRoles, out: DecodedEvents): boolean {
+  const contract = log.address.toLowerCase() as Address;
+  const topic0 = log.topics[0];
+  if (topic0 === TOPICS.OrderPlacement) {
+    if (log.topics.length !== 2 || !roles.orderDomain) return false;
+    const [raw, signature, data] = decodeAbiParameters([GPV2_ORDER_TUPLE, ONCHAIN_SIGNATURE_TUPLE, { type: 'bytes' }], log.data);
+    const placement = decodeEthFlowPlacementData(data);
+    const kind = KINDS.get(raw.kind.toLowerCase());
+    const sellTokenBalance = SELL_BALANCES.get(raw.sellTokenBalance.toLowerCase());
+    const buyTokenBalance = BUY_BALANCES.get(raw.buyTokenBalance.toLowerCase());
+    if (!placement || !kind || !sellTokenBalance || !buyTokenBalance) return false;
+    const sender = topicAddress(log.topics[1]!);
+    let owner: Address;
+    if (signature.scheme === 0 && signature.data.length === 42) owner = signature.data.toLowerCase() as Address;
+    else if (signature.scheme === 1) owner = sender;
+    else return false;
+    const receiver = raw.receiver.toLowerCase() as Address;
+    const order: Order = {
+      sellToken: raw.sellToken.toLowerCase() as Address,
+      buyToken: raw.buyToken.toLowerCase() as Address,
+      receiver: receiver === ZERO_ADDRESS ? null : receiver,
+      sellAmount: raw.sellAmount,
+      buyAmount: raw.buyAmount,
+      validTo: raw.validTo,
+      appData: raw.appData.toLowerCase() as Hex,
+      feeAmount: raw.feeAmount,
+      kind,
+      partiallyFillable: raw.partiallyFillable,
+      sellTokenBalance,
+      buyTokenBalance,
+    };
+    const orderUid = computeOrderUid(orderDigest(order, roles.orderDomain), owner, order.validTo);
+    out.ethflowPlacements.push({
+      ...ref,
+      contract,
+      sender,
+      orderUid,
+      owner,
+      order,
+      signingScheme: signature.scheme === 0 ? 'eip1271' : 'presign',
+      signature: signature.data.toLowerCase() as Hex,
+      quoteId: placement.quoteId,
+      userValidTo: placement.userValidTo,
+    });
+    return true;
+  }
+  if (topic0 === TOPICS.OrderInvalidation) {
+    if (log.topics.length !== 1) return false;
+    const [orderUid] = decodeAbiParameters([{ type: 'bytes' }], log.data);
+    if (orderUid.length !== 114) return false;
+    out.ethflowInvalidations.push({ ...ref, contract, orderUid: orderUid.toLowerCase() as Hex });
+    return true;
+  }
+  if (topic0 === TOPICS.OrderRefund) {
+    if (log.topics.length !== 2) return false;
+    const [orderUid] = decodeAbiParameters([{ type: 'bytes' }], log.data);
+    if (orderUid.length !== 114) return false;
+    out.ethflowRefunds.push({ ...ref, contract, orderUid: orderUid.toLowerCase() as Hex, refunder: topicAddress(log.topics[1]!) });
+    return true;
+  }
+  return false;
+}
+
 export function decodeLogs(logs: readonly RawLog[], roles: LogRoles, into: DecodedEvents = emptyEvents()): { events: DecodedEvents; skipped: number } {
   let skipped = 0;
   for (const log of logs) {
@@ -191,6 +307,7 @@ export function decodeLogs(logs: readonly RawLog[], roles: LogRoles, into: Decod
       if (roles.tokens.has(address)) used = decodeTokenLog(log, ref, into) || used;
       if (roles.pools.has(address)) used = decodePoolLog(log, ref, into) || used;
       if (roles.factories.has(address)) used = decodeFactoryLog(log, ref, into) || used;
+      if (roles.ethFlows?.has(address)) used = decodeEthFlowLog(log, ref, roles, into) || used;
     } catch {
       used = false;
     }
@@ -231,6 +348,12 @@ export function touchedBy(events: DecodedEvents): Touched {
     owners.add(e.from);
     owners.add(e.to);
   }
+  for (const e of events.ethflowPlacements) {
+    orderUids.add(e.orderUid);
+    owners.add(e.owner);
+    owners.add(e.sender);
+  }
+  for (const e of [...events.ethflowInvalidations, ...events.ethflowRefunds]) orderUids.add(e.orderUid);
   for (const e of events.syncs) pools.add(e.pool);
   for (const e of events.swaps) pools.add(e.pool);
   for (const e of events.pairs) pools.add(e.pair);

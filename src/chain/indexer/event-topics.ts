@@ -19,6 +19,10 @@ export const TOPICS = {
   Sync: '0x1c411e9a96e071241c2f21f7726b17ae89e3cab4c78be50e062b03a9fffbbad1',
   Swap: '0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822',
   PairCreated: '0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0e9',
+  // eth-flow contracts
+  OrderPlacement: '0xcf5f9de2984132265203b5c335b25727702ca77262ff622e136baa7362bf1da9',
+  OrderInvalidation: '0xb8bad102ac8bbacfef31ff1c906ec6d951c230b4dce750bb0376b812ad35852a',
+  OrderRefund: '0x195271068a288191e4b265c641a56b9832919f69e9e7d6c2f31ba40278aeb85a',
 } as const satisfies Record<string, Hex>;
 
 export const EVENT_SIGNATURES: Record<keyof typeof TOPICS, string> = {
@@ -33,9 +37,14 @@ export const EVENT_SIGNATURES: Record<keyof typeof TOPICS, string> = {
   Sync: 'Sync(uint112,uint112)',
   Swap: 'Swap(address,uint256,uint256,uint256,uint256,address)',
   PairCreated: 'PairCreated(address,address,address,uint256)',
+  OrderPlacement:
+    'OrderPlacement(address,(address,address,address,uint256,uint256,uint32,bytes32,uint256,bytes32,bool,bytes32,bytes32),(uint8,bytes),bytes)',
+  OrderInvalidation: 'OrderInvalidation(bytes)',
+  OrderRefund: 'OrderRefund(bytes,address)',
 };
 
 export const SETTLEMENT_TOPICS: Hex[] = [TOPICS.Trade, TOPICS.Settlement, TOPICS.OrderInvalidated, TOPICS.PreSignature, TOPICS.Interaction];
 export const TOKEN_TOPICS: Hex[] = [TOPICS.Transfer, TOPICS.Deposit, TOPICS.Withdrawal];
 export const POOL_TOPICS: Hex[] = [TOPICS.Sync, TOPICS.Swap];
 export const FACTORY_TOPICS: Hex[] = [TOPICS.PairCreated];
+export const ETHFLOW_TOPICS: Hex[] = [TOPICS.OrderPlacement, TOPICS.OrderInvalidation, TOPICS.OrderRefund];

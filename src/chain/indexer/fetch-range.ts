@@ -8,7 +8,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainClient } from '../client.js';
 import { fetchBlockHeaders, type BlockHeader } from './block-headers.js';
 import { decodeLogs, emptyEvents, type DecodedEvents, type LogRoles, type PairCreatedEvent, type RawLog } from './decode-logs.js';
-import { FACTORY_TOPICS, POOL_TOPICS, SETTLEMENT_TOPICS, TOKEN_TOPICS } from './event-topics.js';
+import { ETHFLOW_TOPICS, FACTORY_TOPICS, POOL_TOPICS, SETTLEMENT_TOPICS, TOKEN_TOPICS } from './event-topics.js';
 import { fetchLogs } from './fetch-logs.js';
 import type { Checkpoint } from './checkpoint-store.js';
 
@@ -50,11 +50,12 @@ function topicsFor(roles: LogRoles): Hex[] {
   if (roles.tokens.size > 0) topics.push(...TOKEN_TOPICS);
   if (roles.pools.size > 0) topics.push(...POOL_TOPICS);
   if (roles.factories.size > 0) topics.push(...FACTORY_TOPICS);
+  if ((roles.ethFlows?.size ?? 0) > 0) topics.push(...ETHFLOW_TOPICS);
   return topics;
 }
 
 function addressesOf(roles: LogRoles): Address[] {
-  const all = new Set<string>([...roles.tokens, ...roles.pools, ...roles.factories]);
+  const all = new Set<string>([...roles.tokens, ...roles.pools, ...roles.factories, ...(roles.ethFlows ?? [])]);
   if (roles.settlement) all.add(roles.settlement);
   return [...all] as Address[];
 }

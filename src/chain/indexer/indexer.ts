@@ -14,7 +14,8 @@
  *   void indexer.run(abort.signal);
  */
 import { sql, type Kysely } from 'kysely';
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
+import { domainSeparator } from '../../protocol/index.js';
 import { toBytes, toHex } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
 import type { BlockFeed } from '../block-feed.js';
@@ -61,6 +62,8 @@ export interface IndexerOptions {
   pools?: () => Address[] | Promise<Address[]>;
   /** a Uniswap-V2 factory whose PairCreated events add pools */
   factory?: Address | null;
+  /** eth-flow contracts whose OrderPlacement / OrderInvalidation / OrderRefund are indexed */
+  ethFlows?: readonly Address[];
   logger: IndexerLogger;
   /** checkpoint name (default 'main'); one indexer per chain */
   name?: string;
@@ -126,6 +129,7 @@ export class Indexer {
   private readonly reorgWindow: number;
   private readonly confirmations: number;
   private readonly pollingIntervalMs: number;
+  private readonly orderDomain: Hex;
 
   private range: number;
   /** the range the node last refused, less one; lifted again after many successful ranges */
@@ -158,6 +162,7 @@ export class Indexer {
     this.reorgWindow = Math.max(2, options.reorgWindow ?? 256);
     this.confirmations = Math.max(0, options.confirmations ?? 0);
     this.pollingIntervalMs = options.pollingIntervalMs ?? 1_000;
+    this.orderDomain = domainSeparator(options.chainId, options.settlement);
   }
 
   /** Called after every committed range (live or back-fill) with what it touched. Returns an unsubscribe. */
@@ -311,6 +316,7 @@ export class Indexer {
     };
     add('settlement', this.settlement);
     if (this.factory) add('factory', this.factory);
+    for (const ethFlow of this.options.ethFlows ?? []) add('ethflow', ethFlow);
     for (const token of (await this.options.tokens?.()) ?? []) add('token', token);
     const given = ((await this.options.pools?.()) ?? []).map(lower);
     const rows = await this.db.selectFrom('amm_pools').select('address').where('chain_id', '=', this.chainId).execute();
@@ -389,9 +395,10 @@ export class Indexer {
   }
 
   private rolesOf(sources: Iterable<{ kind: SourceKind; address: Address }>): LogRoles {
-    const roles = { settlement: '', tokens: new Set<string>(), pools: new Set<string>(), factories: new Set<string>() };
+    const roles = { settlement: '', tokens: new Set<string>(), pools: new Set<string>(), factories: new Set<string>(), ethFlows: new Set<string>(), orderDomain: this.orderDomain };
     for (const s of sources) {
       if (s.kind === 'settlement') roles.settlement = s.address;
+      else if (s.kind === 'ethflow') roles.ethFlows.add(s.address);
       else if (s.kind === 'token') roles.tokens.add(s.address);
       else if (s.kind === 'pool') roles.pools.add(s.address);
       else roles.factories.add(s.address);

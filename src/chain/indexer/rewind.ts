@@ -10,7 +10,10 @@ import { toBytes, toHex } from '../../db/codec.js';
 import type { DB } from '../../db/schema.js';
 import { ZERO_ADDRESS, type Touched } from './decode-logs.js';
 
-const EVENT_TABLES = ['trades', 'settlements', 'invalidations', 'presignature_events', 'settlement_interactions', 'erc20_transfers', 'amm_syncs', 'amm_swaps'] as const;
+const EVENT_TABLES = [
+  'trades', 'settlements', 'invalidations', 'presignature_events', 'settlement_interactions', 'erc20_transfers', 'amm_syncs', 'amm_swaps',
+  'ethflow_placements', 'ethflow_invalidations', 'ethflow_refunds',
+] as const;
 
 async function distinct(db: Kysely<DB>, query: ReturnType<typeof sql<{ v: Uint8Array }>>): Promise<string[]> {
   const result = await query.execute(db);
@@ -22,13 +25,17 @@ async function touchedAbove(db: Kysely<DB>, chainId: number, block: number): Pro
     db,
     sql<{ v: Uint8Array }>`select order_uid as v from trades where chain_id = ${chainId} and block_number > ${block}
       union select order_uid from invalidations where chain_id = ${chainId} and block_number > ${block}
-      union select order_uid from presignature_events where chain_id = ${chainId} and block_number > ${block}`,
+      union select order_uid from presignature_events where chain_id = ${chainId} and block_number > ${block}
+      union select order_uid from ethflow_placements where chain_id = ${chainId} and block_number > ${block}
+      union select order_uid from ethflow_invalidations where chain_id = ${chainId} and block_number > ${block}
+      union select order_uid from ethflow_refunds where chain_id = ${chainId} and block_number > ${block}`,
   );
   const owners = await distinct(
     db,
     sql<{ v: Uint8Array }>`select owner as v from trades where chain_id = ${chainId} and block_number > ${block}
       union select owner from invalidations where chain_id = ${chainId} and block_number > ${block}
       union select owner from presignature_events where chain_id = ${chainId} and block_number > ${block}
+      union select sender from ethflow_placements where chain_id = ${chainId} and block_number > ${block}
       union select from_address from erc20_transfers where chain_id = ${chainId} and block_number > ${block}
       union select to_address from erc20_transfers where chain_id = ${chainId} and block_number > ${block}`,
   );
@@ -78,6 +85,19 @@ export async function rewindAbove(db: Kysely<DB>, chainId: number, block: number
       .execute();
   }
 
+  // orders that eth-flow placements in the lost blocks created go with them (one placed again in a surviving
+  // block is created again when that block is indexed)
+  await sql`
+    with lost as (
+      select order_uid from ethflow_placements p
+      where p.chain_id = ${chainId} and p.block_number > ${block}
+        and not exists (select 1 from ethflow_placements k where k.chain_id = p.chain_id and k.order_uid = p.order_uid and k.block_number <= ${block})
+    ), q as (
+      delete from order_quotes where chain_id = ${chainId} and order_uid in (select order_uid from lost)
+    ), e as (
+      delete from order_events where chain_id = ${chainId} and order_uid in (select order_uid from lost)
+    )
+    delete from orders where chain_id = ${chainId} and uid in (select order_uid from lost)`.execute(db);
   for (const table of EVENT_TABLES) {
     await db.deleteFrom(table).where('chain_id', '=', chainId).where('block_number', '>', block).execute();
   }

@@ -16,7 +16,9 @@ import { ZERO_ADDRESS, type DecodedEvents, type TransferEvent } from './decode-l
 const MAX_PARAMS = 30_000;
 
 /** Tables keyed by (chain_id, block_number, log_index): one row per log. */
-type EventTable = 'trades' | 'settlements' | 'invalidations' | 'presignature_events' | 'settlement_interactions' | 'erc20_transfers' | 'amm_syncs' | 'amm_swaps';
+type EventTable =
+  | 'trades' | 'settlements' | 'invalidations' | 'presignature_events' | 'settlement_interactions' | 'erc20_transfers' | 'amm_syncs' | 'amm_swaps'
+  | 'ethflow_placements' | 'ethflow_invalidations' | 'ethflow_refunds';
 
 /** Inserts event rows, skipping those already stored; returns the keys (`block:logIndex`) of the rows inserted. */
 export async function insertRows<T extends EventTable>(db: Kysely<DB>, table: T, rows: Insertable<DB[T]>[]): Promise<Set<string>> {
@@ -101,6 +103,43 @@ export async function storeEvents(db: Kysely<DB>, chainId: number, events: Decod
       tx_hash: toBytes(e.txHash),
       block_timestamp: timestampOf(timestamps, e.blockNumber),
     })),
+  );
+  await insertRows(
+    db,
+    'ethflow_placements',
+    events.ethflowPlacements.map((e) => ({
+      ...key(e),
+      tx_hash: toBytes(e.txHash),
+      block_time: timestampOf(timestamps, e.blockNumber),
+      contract: toBytes(e.contract),
+      sender: toBytes(e.sender),
+      order_uid: toBytes(e.orderUid),
+      owner: toBytes(e.owner),
+      sell_token: toBytes(e.order.sellToken),
+      buy_token: toBytes(e.order.buyToken),
+      receiver: e.order.receiver ? toBytes(e.order.receiver) : null,
+      sell_amount: toNumeric(e.order.sellAmount),
+      buy_amount: toNumeric(e.order.buyAmount),
+      valid_to: e.order.validTo,
+      app_data: toBytes(e.order.appData),
+      fee_amount: toNumeric(e.order.feeAmount),
+      kind: e.order.kind,
+      partially_fillable: e.order.partiallyFillable,
+      sell_token_balance: e.order.sellTokenBalance,
+      buy_token_balance: e.order.buyTokenBalance,
+      signing_scheme: e.signingScheme,
+      signature: toBytes(e.signature),
+      quote_id: e.quoteId.toString(),
+      user_valid_to: e.userValidTo,
+      placement_error: null,
+      ingested_at: null,
+    })),
+  );
+  await insertRows(db, 'ethflow_invalidations', events.ethflowInvalidations.map((e) => ({ ...key(e), tx_hash: toBytes(e.txHash), order_uid: toBytes(e.orderUid) })));
+  await insertRows(
+    db,
+    'ethflow_refunds',
+    events.ethflowRefunds.map((e) => ({ ...key(e), tx_hash: toBytes(e.txHash), order_uid: toBytes(e.orderUid), refunder: toBytes(e.refunder) })),
   );
   if (events.pairs.length > 0) {
     await db

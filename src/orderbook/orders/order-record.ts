@@ -2,9 +2,9 @@
  * The order record of the API (GET /orders/{uid}, account orders, orders by transaction), reference
  * orderbook.md §9.1. Amounts are decimal strings, addresses lowercase, timestamps ISO 8601 UTC.
  */
-import { parseAppDataDocument } from '../../protocol/index.js';
+import { parseAppDataDocument, WRAP_ALL_CALLDATA } from '../../protocol/index.js';
 import type { StoredOrder } from './order-repository.js';
-import { orderStatus } from './order-status.js';
+import { isInvalidated, orderStatus } from './order-status.js';
 
 export interface OrderInteraction {
   target: string;
@@ -39,7 +39,7 @@ export function toOrderRecord(order: StoredOrder, nowSeconds: number, executedFe
     executedFeeAmount: order.executedFee.toString(),
     executedFee: (order.executedFee + executedFee).toString(),
     executedFeeToken: order.sellToken,
-    invalidated: order.cancelledAt !== null || order.invalidatedOnChain,
+    invalidated: isInvalidated(order),
     status: orderStatus(order, nowSeconds),
     class: order.class,
     settlementContract: order.settlementContract,
@@ -63,6 +63,15 @@ export function toOrderRecord(order: StoredOrder, nowSeconds: number, executedFe
   };
   // spec §3: `onchainUser` tells that an on-chain cancellation (invalidateOrder by the owner) is the source
   if (order.invalidatedOnChain) record.onchainUser = order.owner;
+  if (order.ethflow) {
+    // as production: the sender of createOrder is the on-chain user; the contract wraps the ETH before the trade
+    const { sender, placementError, userValidTo, refundTxHash, contract } = order.ethflow;
+    record.onchainUser = sender;
+    record.onchainOrderData = { sender, placementError };
+    record.ethflowData = { userValidTo, refundTxHash, isRefunded: refundTxHash !== null };
+    const interactions = record.interactions as { pre: OrderInteraction[]; post: OrderInteraction[] };
+    interactions.pre = [{ target: contract, value: '0', callData: WRAP_ALL_CALLDATA }, ...interactions.pre];
+  }
   if (order.validFrom !== null) record.validFrom = order.validFrom;
   if (order.quote) {
     record.quote = {

@@ -24,6 +24,21 @@ export interface StoredOrder extends StoredOrderFields, ExecutedAmounts {
   presigned: boolean | null;
   fullAppData: string | null;
   quote: (StoredQuote & { id: number | null }) | null;
+  /** for an order placed through an eth-flow contract: who placed it, the user's deadline, its fate */
+  ethflow: EthFlowFacts | null;
+}
+
+export interface EthFlowFacts {
+  /** the eth-flow contract (the order's owner) */
+  contract: Address;
+  /** who called createOrder: the real trader */
+  sender: Address;
+  userValidTo: number;
+  placementError: string | null;
+  /** the user invalidated it while it was live (OrderInvalidation) */
+  invalidated: boolean;
+  /** the OrderRefund transaction after its expiry, if any */
+  refundTxHash: Hex | null;
 }
 
 type Db = Kysely<DB> | Transaction<DB>;
@@ -33,8 +48,15 @@ function baseQuery(db: Db) {
     .selectFrom('orders as o')
     .leftJoin('app_data as ad', 'ad.contract_app_data', 'o.app_data')
     .leftJoin('order_quotes as q', (join) => join.onRef('q.chain_id', '=', 'o.chain_id').onRef('q.order_uid', '=', 'o.uid'))
+    .leftJoin('ethflow_placements as ef', (join) => join.onRef('ef.chain_id', '=', 'o.chain_id').onRef('ef.order_uid', '=', 'o.uid'))
     .selectAll('o')
     .select([
+      'ef.contract as ef_contract',
+      'ef.sender as ef_sender',
+      'ef.user_valid_to as ef_user_valid_to',
+      'ef.placement_error as ef_placement_error',
+      sql<boolean>`exists (select 1 from ethflow_invalidations x where x.chain_id = o.chain_id and x.order_uid = o.uid)`.as('ef_invalidated'),
+      sql<Uint8Array | null>`(select r.tx_hash from ethflow_refunds r where r.chain_id = o.chain_id and r.order_uid = o.uid order by r.block_number, r.log_index limit 1)`.as('ef_refund_tx'),
       'ad.full_app_data',
       'q.sell_amount as q_sell_amount',
       'q.buy_amount as q_buy_amount',
@@ -67,6 +89,16 @@ function fromRow(row: Row): StoredOrder {
     invalidatedOnChain: Boolean(row.invalidated_on_chain),
     presigned: row.presigned === null || row.presigned === undefined ? null : Boolean(row.presigned),
     fullAppData: row.full_app_data ? Buffer.from(row.full_app_data).toString('utf8') : null,
+    ethflow: row.ef_sender
+      ? {
+          contract: toHex(row.ef_contract!) as Address,
+          sender: toHex(row.ef_sender) as Address,
+          userValidTo: Number(row.ef_user_valid_to),
+          placementError: row.ef_placement_error ?? null,
+          invalidated: Boolean(row.ef_invalidated),
+          refundTxHash: row.ef_refund_tx ? toHex(row.ef_refund_tx) : null,
+        }
+      : null,
     quote:
       row.q_sell_amount === null || row.q_sell_amount === undefined
         ? null
@@ -89,6 +121,10 @@ export interface NewOrder extends StoredOrderFields {
   settlementContract: Address;
   outsideMarket: boolean;
   validFrom: number | null;
+  /** an eth-flow order's user deadline (its validTo is 2^32 − 1) */
+  trueValidTo?: number | null;
+  /** default: now */
+  createdAt?: Date;
 }
 
 export class OrderRepository {
@@ -122,6 +158,8 @@ export class OrderRepository {
       settlement_contract: toBytes(order.settlementContract),
       outside_market: order.outsideMarket,
       valid_from: order.validFrom,
+      true_valid_to: order.trueValidTo ?? null,
+      ...(order.createdAt ? { created_at: order.createdAt } : {}),
     };
     // one statement (atomic on its own, so it needs no transaction): the order, its quote and its `created` event;
     // the quote and the event are inserted only when the order row was (no conflict)
@@ -194,10 +232,16 @@ export class OrderRepository {
     return rows.map(fromRow);
   }
 
+  /** The owner's orders, and the eth-flow orders it placed on chain (as production: the sender sees them). */
   async byOwner(chainId: number, owner: Address, offset: number, limit: number): Promise<StoredOrder[]> {
     const rows = await baseQuery(this.db)
       .where('o.chain_id', '=', chainId)
-      .where('o.owner', '=', toBytes(owner))
+      .where((eb) =>
+        eb.or([
+          eb('o.owner', '=', toBytes(owner)),
+          eb('o.uid', 'in', eb.selectFrom('ethflow_placements as sp').select('sp.order_uid').where('sp.chain_id', '=', chainId).where('sp.sender', '=', toBytes(owner))),
+        ]),
+      )
       .orderBy('o.created_at', 'desc')
       .orderBy('o.uid')
       .offset(offset)

@@ -14,14 +14,19 @@ export const PRESIGN_PENDING_EXPIRY_S = 7 * 86400;
 
 export type OrderStatus = 'open' | 'fulfilled' | 'cancelled' | 'expired' | 'presignaturePending';
 
-export function isInvalidated(order: Pick<StoredOrder, 'cancelledAt' | 'invalidatedOnChain'>): boolean {
-  return order.cancelledAt !== null || order.invalidatedOnChain;
+export function isInvalidated(order: Pick<StoredOrder, 'cancelledAt' | 'invalidatedOnChain' | 'ethflow'>): boolean {
+  return order.cancelledAt !== null || order.invalidatedOnChain || order.ethflow?.invalidated === true;
+}
+
+/** When the order stops being tradable: an eth-flow order's user deadline (its signed validTo never comes). */
+export function effectiveValidTo(order: Pick<StoredOrder, 'validTo' | 'ethflow'>): number {
+  return order.ethflow ? order.ethflow.userValidTo : order.validTo;
 }
 
 export function orderStatus(order: StoredOrder, nowSeconds: number): OrderStatus {
   if (isFullyExecuted(order)) return 'fulfilled';
   if (isInvalidated(order)) return 'cancelled';
-  if (order.validTo < nowSeconds) return 'expired';
+  if (effectiveValidTo(order) < nowSeconds) return 'expired';
   if (order.signingScheme === 'presign' && order.presigned !== true) {
     return order.createdAt.getTime() / 1000 + PRESIGN_PENDING_EXPIRY_S < nowSeconds ? 'expired' : 'presignaturePending';
   }

@@ -39,6 +39,15 @@ export const OrderRecord = Type.Object(
     signature: HexBytes,
     interactions: Type.Object({ pre: Type.Array(Interaction), post: Type.Array(Interaction) }),
     onchainUser: Type.Optional(Address),
+    onchainOrderData: Type.Optional(
+      Type.Object({
+        sender: Address,
+        placementError: Type.Union([Type.Null(), ...['preValidationError', 'nonZeroFee', 'other', 'validToTooFarInTheFuture', 'disabledOrderClass', 'invalidQuote', 'insufficientFee', 'invalidOrderData'].map((e) => Type.Literal(e))]),
+      }),
+    ),
+    ethflowData: Type.Optional(
+      Type.Object({ userValidTo: Type.Integer(), refundTxHash: Type.Union([Hex32, Type.Null()]), isRefunded: Type.Boolean() }),
+    ),
     validFrom: Type.Optional(Type.Integer()),
     quote: Type.Optional(
       Type.Object({

@@ -41,7 +41,17 @@ export class TradeService {
       .where('chain_id', '=', this.deps.chainId)
       .orderBy('block_number', 'desc')
       .orderBy('log_index', 'desc');
-    if (filter.owner) query = query.where('owner', '=', toBytes(filter.owner));
+    // as production: the sender of an eth-flow order is its trader (the trade's owner is the contract)
+    if (filter.owner) {
+      const owner = toBytes(filter.owner);
+      const chainId = this.deps.chainId;
+      query = query.where((eb) =>
+        eb.or([
+          eb('owner', '=', owner),
+          eb('order_uid', 'in', eb.selectFrom('ethflow_placements as sp').select('sp.order_uid').where('sp.chain_id', '=', chainId).where('sp.sender', '=', owner)),
+        ]),
+      );
+    }
     if (filter.orderUid) query = query.where('order_uid', '=', toBytes(filter.orderUid));
     if (page) query = query.offset(page.offset).limit(page.limit);
     const rows = await query.execute();
