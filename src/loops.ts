@@ -160,6 +160,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       factory: indexedFactory(network),
       blockFeed: network.reader.blockFeed,
       logger: log,
+      ...(network.indexFrom !== undefined ? { startBlock: network.indexFrom } : {}),
     });
     indexers.set(network.name, indexer);
     if (deps.metrics) recordIndexerLag({ indexer, reader: network.reader, chain: network.name, metrics: deps.metrics, signal: deps.signal });
