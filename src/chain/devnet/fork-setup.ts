@@ -315,7 +315,8 @@ export async function pinForkState(rpc: DevnetRpc, deployment: DevnetDeployment,
     fn(contracts.ammFactory, uniswapV2FactoryAbi, 'allPairsLength');
     fn(contracts.ammRouter, uniswapV2RouterAbi, 'factory');
     fn(contracts.ammRouter, uniswapV2RouterAbi, 'WETH');
-    for (let i = 0; i < tokens.length; i++) for (let j = i + 1; j < tokens.length; j++) fn(contracts.ammFactory, uniswapV2FactoryAbi, 'getPair', [tokens[i]!.address, tokens[j]!.address]);
+    // getPair(a, b) and getPair(b, a) are two words of the factory's mapping
+    for (const a of tokens) for (const b of tokens) if (a !== b) fn(contracts.ammFactory, uniswapV2FactoryAbi, 'getPair', [a.address, b.address]);
     for (const p of pools) {
       for (const f of ['token0', 'token1', 'getReserves'] as const) fn(p.address, uniswapV2PairAbi, f);
       for (const path of [[p.token0, p.token1], [p.token1, p.token0]]) {
@@ -328,6 +329,12 @@ export async function pinForkState(rpc: DevnetRpc, deployment: DevnetDeployment,
     calls.map((c) => ({ method: 'debug_traceCall', params: [c, 'latest', { tracer: 'prestateTracer' }] })),
   );
   const accountsSeen = new Map<string, { code?: Hex; balance?: Hex; nonce?: number; storage: Map<string, Hex> }>();
+  // the code of every contract the node calls, whether or not a traced call above ran it (Multicall3: no storage)
+  const contractsUsed = [...new Set([...Object.values(contracts), ...tokens.map((t) => t.address), ...pools.map((p) => p.address)].map(lower))].filter((a) => a !== zeroAddress);
+  const codes = await rpc.batch<Hex>(contractsUsed.map((a) => ({ method: 'eth_getCode', params: [a, 'latest'] })));
+  contractsUsed.forEach((address, i) => {
+    if (codes[i]!.length > 2) accountsSeen.set(address, { code: codes[i]!, storage: new Map() });
+  });
   for (const trace of traces) {
     for (const [address, state] of Object.entries(trace)) {
       const seen = accountsSeen.get(address) ?? { storage: new Map<string, Hex>() };
