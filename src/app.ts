@@ -14,7 +14,8 @@ import { buildOrderBookServices, type OrderBookBuild } from './orderbook/build-s
 import { readPackageVersion } from './version.js';
 import { devnetTemplateDir, startDevnet, type Devnet } from './chain/devnet/index.js';
 import { templateCacheDir } from './db/pglite-init.js';
-import { devnetNetwork, indexingSummary, rpcNetwork, servedNetworkName, type ChainNetwork } from './chain/network.js';
+import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import { servedNetworkName } from './protocol/networks.js';
 import { startFork } from './chain/devnet/fork.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
@@ -194,10 +195,10 @@ function announceFork(logger: Logger, fork: Devnet): void {
   const { name, known } = servedNetworkName(fork.chainId);
   if (!known) {
     logger.warn(`fork: chain ${fork.chainId} is not a network batchbook knows; its order book is served as /${name}/api/v1 (a name derived from the chain id) and at /api/v1`);
-    return;
   }
+  const network = known ? name : `chain ${fork.chainId}`;
   logger.warn(
-    `fork: this is a fork of ${name} (chain ${fork.chainId}): orders and cancellations signed on it carry signatures valid on the real ${name} (same chain id, same settlement contract), so they can be replayed there — sign only with the dev accounts listed at /devnet`,
+    `fork: this is a fork of ${known ? `${name} (chain ${fork.chainId})` : `chain ${fork.chainId}`}: orders and cancellations signed on it carry signatures valid on the real ${network} (same chain id, same settlement contract), so they can be replayed there — sign only with the dev accounts listed at /devnet`,
   );
 }
 

@@ -20,6 +20,7 @@ import { mainnet } from 'viem/chains';
 import { ensureBuilt, startNode, type NodeProcess } from './fixtures/real-chain.js';
 import { MAINNET, UPSTREAM_SOLVER, startMainnetUpstream, type MainnetUpstream } from './fixtures/mainnet-upstream.js';
 import { startFaultyRpcProxy, type FaultyRpcProxy } from '../src/chain/faulty-rpc-proxy.js';
+import { findFreePort, startAnvil, type AnvilProcess } from '../src/chain/devnet/anvil-process.js';
 import { waitFor } from './fixtures/wait-for.js';
 
 const SECRET = 'sk-F0RK-5ECRET-0123456789abcdef';
@@ -211,7 +212,7 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     assert.ok(orders.length >= 1);
     const heightBefore = await fork.getBlockNumber();
     await node!.stop();
-    assert.equal(await fork.getBlockNumber().catch(() => null), null, 'the fork stopped with the node');
+    await waitFor('the fork to stop with the node', async () => (await fork.getBlockNumber().catch(() => null)) === null, 15_000, 100);
     await upstream.stop();
     proxy.down = true;
     const requestsBefore = proxy.counts.http;
@@ -269,3 +270,43 @@ async function sdkSwap(base: string, info: DevnetInfo, fork: PublicClient): Prom
   const entries = (await rest.json()) as Array<{ token?: string; address?: string; balance: string }>;
   assert.deepEqual(entries.map((e) => BigInt(e.balance)), [wethAfter, usdcAfter]);
 }
+
+describe('fork mode: a chain batchbook does not know, without CoW contracts', () => {
+  let upstream: AnvilProcess;
+  let node: NodeProcess | null = null;
+  let dataDir: string;
+
+  before(async () => {
+    await ensureBuilt();
+    upstream = await startAnvil({ port: await findFreePort(), chainId: 777, noMining: false });
+    await fetch(upstream.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: ['0x5'] }) });
+    dataDir = mkdtempSync(join(tmpdir(), 'bb-fork777-'));
+    node = await startNode({ FORK_URL: upstream.rpcUrl, DATA_DIR: dataDir, DEVNET_PORT: '0', DEVNET_BLOCK_TIME: '1' });
+    await waitFor('the fork node to be ready', async () => (await fetch(`${node!.base}/readyz`)).status === 200, 120_000, 200);
+  });
+
+  after(async () => {
+    await node?.stop();
+    await upstream?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is served under a name derived from the chain id, says so at start, and deploys the CoW contracts on the fork only', async () => {
+    assert.match(node!.output(), /chain 777 is not a network batchbook knows; its order book is served as \/chain_777\/api\/v1/);
+    assert.match(node!.output(), /no CoW Protocol contracts at the canonical addresses; deployed them on the fork/);
+    assert.equal((await fetch(`${node!.base}/chain_777/api/v1/version`)).status, 200);
+    assert.equal((await fetch(`${node!.base}/api/v1/version`)).status, 200);
+    const info = (await (await fetch(`${node!.base}/devnet`)).json()) as DevnetInfo;
+    assert.equal(info.chainId, 777);
+    assert.equal(info.fork?.chainId, 777);
+    const fork = createPublicClient({ transport: http(info.rpcUrl) });
+    const up = createPublicClient({ transport: http(upstream.rpcUrl) });
+    assert.ok(((await fork.getCode({ address: SETTLEMENT })) ?? '0x').length > 2);
+    assert.equal((await up.getCode({ address: SETTLEMENT })) ?? '0x', '0x');
+    const solver = info.accounts.find((a) => a.role === 'solver')!.address;
+    assert.equal(await fork.readContract({ address: AUTHENTICATOR, abi: auth, functionName: 'isSolver', args: [solver] }), true);
+    // the wrapped native token deployed on the fork is listed and funded
+    assert.equal(info.tokens[0]!.address, info.contracts.weth);
+    assert.ok((await fork.readContract({ address: info.contracts.weth!, abi: erc20, functionName: 'balanceOf', args: [info.accounts[0]!.address] })) > 0n);
+  });
+});

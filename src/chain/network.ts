@@ -5,6 +5,7 @@
 import type { Address, Hex } from 'viem';
 import type { Config } from '../config/config.js';
 import { networkByChainId, SETTLEMENT_ADDRESS, VAULT_RELAYER_ADDRESS } from '../protocol/index.js';
+import { servedNetworkName } from '../protocol/networks.js';
 import { createChainClient, type ChainClient } from './client.js';
 import { ChainReader } from './reader.js';
 import type { Devnet } from './devnet/index.js';
@@ -38,15 +39,6 @@ export interface ChainNetwork {
   devnet: Devnet | null;
   /** first block the indexer reads on a fresh start (fork mode: the block after the fork block); default per chain */
   indexFrom?: number;
-}
-
-/**
- * The order-book name of a chain id: the network's spec name (1 → mainnet, 100 → xdai), else one derived from the id
- * (777 → chain_777), which the start announces.
- */
-export function servedNetworkName(chainId: number): { name: string; known: boolean } {
-  const known = networkByChainId(chainId);
-  return known ? { name: known.name, known: true } : { name: `chain_${chainId}`, known: false };
 }
 
 const lower = (a: string) => a.toLowerCase() as Address;
