@@ -16,6 +16,7 @@ import { benchSimulation } from './simulation.js';
 import { benchFulfilment } from './fulfilment.js';
 import { benchSolverEngines } from './solver-engines.js';
 import { benchKitStart } from './kit-start.js';
+import { benchForkStart } from './fork-start.js';
 
 export interface Figure {
   name: string;
@@ -41,6 +42,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['fulfilment', benchFulfilment],
   ['solver-engines', benchSolverEngines],
   ['kit-start', benchKitStart],
+  ['fork-start', benchForkStart],
 ];
 
 async function main() {
