@@ -57,6 +57,7 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
   let info: DevnetInfo;
   let fork: PublicClient;
   let up: PublicClient;
+  let reservesBefore: readonly [bigint, bigint, number];
   const get = async <T>(path: string): Promise<{ status: number; body: T; text: string }> => {
     const res = await fetch(`${node!.base}${path}`);
     const text = await res.text();
@@ -76,7 +77,8 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     forkUrl = `${proxy.url}/v3/${SECRET}?apikey=${SECRET}`;
     dataDir = mkdtempSync(join(tmpdir(), 'bb-fork-'));
     up = createPublicClient({ transport: http(upstream.rpcUrl) }) as PublicClient;
-    node = await startNode({ FORK_URL: forkUrl, DATA_DIR: dataDir, DEVNET_PORT: '0', DEVNET_BLOCK_TIME: '1' });
+    reservesBefore = await up.readContract({ address: MAINNET.usdcWethPair, abi: pairAbi, functionName: 'getReserves' });
+    node = await startNode({ FORK_URL: forkUrl, FORK_TOKENS: `${upstream.extraToken},${UPSTREAM_SOLVER}`, DATA_DIR: dataDir, DEVNET_PORT: '0', DEVNET_BLOCK_TIME: '1' });
     await waitFor('the fork node to be ready', async () => (await fetch(`${node!.base}/readyz`)).status === 200, 120_000, 200);
     info = (await get<DevnetInfo>('/devnet')).body;
     fork = createPublicClient({ transport: http(info.rpcUrl) }) as PublicClient;
@@ -111,7 +113,8 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
       { settlement: info.contracts.settlement, vaultRelayer: info.contracts.vaultRelayer, authenticator: info.contracts.authenticator, weth: info.contracts.weth },
       { settlement: SETTLEMENT, vaultRelayer: RELAYER, authenticator: AUTHENTICATOR, weth: MAINNET.weth },
     );
-    assert.deepEqual(info.tokens.map((t) => [t.symbol, t.address, t.decimals]), [['WETH', MAINNET.weth, 18], ['USDC', MAINNET.usdc, 6], ['DAI', MAINNET.dai, 18]]);
+    assert.deepEqual(info.tokens.map((t) => [t.symbol, t.address, t.decimals]), [['WETH', MAINNET.weth, 18], ['USDC', MAINNET.usdc, 6], ['DAI', MAINNET.dai, 18], ['COW', upstream.extraToken, 18]]);
+    assert.match(node!.output(), new RegExp(`FORK_TOKENS ${UPSTREAM_SOLVER.toLowerCase()} is not an ERC-20 on chain 1`));
     assert.ok(info.pools.some((p) => p.address === MAINNET.usdcWethPair), 'the real USDC/WETH pair is listed');
     assert.equal(info.pools.length, 3);
     assert.equal(info.fork?.chainId, 1);
@@ -194,6 +197,17 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     await sdkSwap(node!.base, info, fork);
   });
 
+  it('Trade-a-CoW and the dashboard work on the fork: two dev-account orders settle against each other', async () => {
+    const networks = (await get<Array<{ name: string; chainId: number; devnet: boolean }>>('/dashboard/api/networks')).body;
+    assert.ok(networks.some((n) => n.name === 'mainnet' && n.chainId === 1));
+    const res = await fetch(`${node!.base}/dashboard/api/mainnet/trade-a-cow`, { method: 'POST' });
+    const placed = (await res.json()) as { orders: Array<{ uid: string }> };
+    assert.equal(res.status, 201, JSON.stringify(placed));
+    for (const { uid } of placed.orders) {
+      await waitFor(`Trade-a-CoW order ${uid} to be fulfilled`, async () => (await get<{ status: string }>(`/mainnet/api/v1/orders/${uid}`)).body.status === 'fulfilled', 90_000, 500);
+    }
+  });
+
   it('sent only reads to the upstream, which is unchanged', async () => {
     const methods = Object.keys(proxy.counts.methods);
     assert.ok(methods.length > 0);
@@ -201,6 +215,7 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     const solver = info.accounts.find((a) => a.role === 'solver')!.address;
     assert.equal(await up.readContract({ address: AUTHENTICATOR, abi: auth, functionName: 'isSolver', args: [solver] }), false);
     assert.equal(await up.readContract({ address: MAINNET.weth, abi: erc20, functionName: 'balanceOf', args: [info.accounts[0]!.address] }), 0n);
+    assert.deepEqual(await up.readContract({ address: MAINNET.usdcWethPair, abi: pairAbi, functionName: 'getReserves' }), reservesBefore);
     const before = await up.getBlockNumber();
     await waitFor('the upstream to keep its own pace', async () => (await up.getBlockNumber()) > before, 10_000, 100);
   });
@@ -308,5 +323,22 @@ describe('fork mode: a chain batchbook does not know, without CoW contracts', ()
     // the wrapped native token deployed on the fork is listed and funded
     assert.equal(info.tokens[0]!.address, info.contracts.weth);
     assert.ok((await fork.readContract({ address: info.contracts.weth!, abi: erc20, functionName: 'balanceOf', args: [info.accounts[0]!.address] })) > 0n);
+  });
+});
+
+describe('fork mode: an unreachable upstream', () => {
+  it('stops the start with an error that names FORK_URL and never shows it', async () => {
+    const port = await findFreePort();
+    const secret = 'sk-UNREACHABLE-9876543210';
+    const dataDir = mkdtempSync(join(tmpdir(), 'bb-fork-down-'));
+    try {
+      await ensureBuilt();
+      await assert.rejects(startNode({ FORK_URL: `http://127.0.0.1:${port}/v3/${secret}`, DATA_DIR: dataDir, DEVNET_PORT: '0' }), (err: unknown) => {
+        const message = (err as Error).message;
+        return /the node exited early/.test(message) && /the upstream \(FORK_URL\) did not answer eth_chainId/.test(message) && !message.includes(secret) && !message.includes(`127.0.0.1:${port}`);
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
