@@ -208,6 +208,7 @@ async function connectNetworks(w: Wiring, database: Database, devnet: Devnet | n
   const networks: ChainNetwork[] = [];
   if (devnet) networks.push(await devnetNetwork(options.devnetRpcVia ? { ...devnet, rpcUrl: await options.devnetRpcVia(devnet.rpcUrl) } : devnet, config));
   for (const [chainId, url] of config.rpcUrls) {
+    if (devnet?.fork?.chainId === chainId) throw new Error(`RPC_URL_${chainId}: chain ${chainId} is already served as the fork of FORK_URL; unset one of them`);
     logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
     networks.push(await rpcNetwork(chainId, url, config));
   }

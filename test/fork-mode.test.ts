@@ -197,6 +197,18 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     await sdkSwap(node!.base, info, fork);
   });
 
+  // (slippage and volatility need several 5-minute buckets of the pairs' Sync events, indexed from the fork block on)
+  it('yield values the real pairs at their reserves', async () => {
+    const [r0] = await fork.readContract({ address: MAINNET.usdcWethPair, abi: pairAbi, functionName: 'getReserves' });
+    const yieldRes = await fetch(`${node!.base}/1/yield/pools`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([MAINNET.usdcWethPair]) });
+    const pools = (await yieldRes.json()) as Array<{ id?: string; pool?: string; tvl: number | null }>;
+    assert.equal(yieldRes.status, 200, JSON.stringify(pools));
+    assert.equal(pools.length, 1);
+    const tvl = pools[0]!.tvl!;
+    const poolTvl = 2 * (Number(r0) / 1e6);
+    assert.ok(Math.abs(tvl / poolTvl - 1) < 0.05, `yield TVL ${tvl} vs pool ${poolTvl}`);
+  });
+
   it('Trade-a-CoW and the dashboard work on the fork: two dev-account orders settle against each other', async () => {
     const networks = (await get<Array<{ name: string; chainId: number; devnet: boolean }>>('/dashboard/api/networks')).body;
     assert.ok(networks.some((n) => n.name === 'mainnet' && n.chainId === 1));
