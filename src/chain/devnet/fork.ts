@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Address, Hex } from 'viem';
 import { AnvilStartError, startAnvil, type AnvilProcess } from './anvil-process.js';
-import { DEPLOYMENT_FORMAT_VERSION, readStoredDeployment, writeStoredDeployment, type StoredDeployment } from './deployment.js';
+import { accountByRole, DEPLOYMENT_FORMAT_VERSION, readStoredDeployment, writeStoredDeployment, type StoredDeployment } from './deployment.js';
 import { createFaucet } from './faucet.js';
 import { forkUpstream, redactForkUrl } from './fork-upstream.js';
 import { setUpFork } from './fork-setup.js';
@@ -20,8 +20,7 @@ import { startMarketBot, type DevnetLogger, type MarketBot } from './market-bot.
 import { stopOrphanedAnvil } from './orphaned-anvil.js';
 import { createDevnetRpc } from './rpc.js';
 import { setTokenBalance } from './token-balance-slot.js';
-import { accountByRole } from './deployment.js';
-import { settlementAbi } from './abis.js';
+import { devnetTokenAbi, settlementAbi } from './abis.js';
 import { readBatch } from './transactions.js';
 import type { Devnet, DevnetStartupTimings } from './index.js';
 import { domainSeparator } from '../../protocol/order-domain.js';
@@ -180,7 +179,7 @@ export async function startFork(options: ForkOptions): Promise<Devnet> {
     rpc,
     deployment: stored.deployment,
     creditDeployer: async (token, amount) => {
-      const [held] = (await readBatch(rpc, [{ to: token.address, abi: settlementBalanceAbi, functionName: 'balanceOf', args: [deployer] }])) as [bigint];
+      const [held] = (await readBatch(rpc, [{ to: token.address, abi: devnetTokenAbi, functionName: 'balanceOf', args: [deployer] }])) as [bigint];
       await setTokenBalance(rpc, token.address, deployer, held + amount);
     },
   });
@@ -216,7 +215,3 @@ export async function startFork(options: ForkOptions): Promise<Devnet> {
     marketBotStats: () => bot?.stats() ?? null,
   };
 }
-
-const settlementBalanceAbi = [
-  { type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
-] as const;
