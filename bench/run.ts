@@ -18,6 +18,7 @@ import { benchSolverEngines } from './solver-engines.js';
 import { benchKitStart } from './kit-start.js';
 import { benchIndexer } from './indexer.js';
 import { benchEthFlow } from './ethflow.js';
+import { benchForkStart } from './fork-start.js';
 import type { Figure } from './figure.js';
 
 const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
@@ -36,6 +37,7 @@ const benches: Array<[string, () => Promise<Figure | Figure[]>]> = [
   ['kit-start', benchKitStart],
   ['indexer', benchIndexer],
   ['ethflow', benchEthFlow],
+  ['fork-start', benchForkStart],
 ];
 
 async function main() {

@@ -20,6 +20,8 @@ import { readPackageVersion } from './version.js';
 import { devnetTemplateDir, startDevnet, type Devnet } from './chain/devnet/index.js';
 import { templateCacheDir } from './db/pglite-init.js';
 import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import { servedNetworkName } from './protocol/networks.js';
+import { startFork } from './chain/devnet/fork.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
 import { registerDevnetRoutes } from './chain/devnet-routes.js';
 import { startBackgroundLoops, type RunningLoops } from './loops.js';
@@ -146,7 +148,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       metrics: w.metrics,
     }), w.abort.signal);
     w.closers.push(() => loops.stop());
-    if (devnetServed) registerDevnetControl(server, { devnet: devnet!, database, loops, gate: auctionGate, clock: clocks.get('devnet') ?? null, orderBooks });
+    const devnetName = networks.find((n) => n.devnet !== null)?.name ?? 'devnet';
+    if (devnetServed) registerDevnetControl(server, { devnet: devnet!, network: devnetName, database, loops, gate: auctionGate, clock: clocks.get(devnetName) ?? null, orderBooks });
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
     else await server.ready();
@@ -165,7 +168,20 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
     ? Promise.resolve(options.database)
     : (logger.info(config.databaseUrl ? 'database: connecting to PostgreSQL' : `database: opening PGlite in ${join(config.dataDir, 'pglite')}`),
       openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }));
-  const devnetPromise = config.devnet.enabled
+  const devnetLogger = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
+  const devnetPromise = config.fork
+    ? startFork({
+        forkUrl: config.fork.url,
+        forkBlock: config.fork.block,
+        extraTokens: config.fork.tokens,
+        dataDir: config.dataDir,
+        port: config.devnet.port,
+        blockTime: Math.max(1, Math.round(config.devnet.blockTime)),
+        activity: config.devnet.activity,
+        logger: devnetLogger,
+        signal: abort.signal,
+      }).then((fork) => (announceFork(logger, fork), fork))
+    : config.devnet.enabled
     ? startDevnet({
         dataDir: join(config.dataDir, 'devnet-chain'),
         port: config.devnet.port,
@@ -195,12 +211,25 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
   return { database, devnet };
 }
 
+/** Fork mode's start lines: the network name it is served under, and the replay warning on a real chain's id. */
+function announceFork(logger: Logger, fork: Devnet): void {
+  const { name, known } = servedNetworkName(fork.chainId);
+  if (!known) {
+    logger.warn(`fork: chain ${fork.chainId} is not a network batchbook knows; its order book is served as /${name}/api/v1 (a name derived from the chain id) and at /api/v1`);
+  }
+  const network = known ? name : `chain ${fork.chainId}`;
+  logger.warn(
+    `fork: this is a fork of ${known ? `${name} (chain ${fork.chainId})` : `chain ${fork.chainId}`}: orders and cancellations signed on it carry signatures valid on the real ${network} (same chain id, same settlement contract), so they can be replayed there — sign only with the dev accounts listed at /devnet`,
+  );
+}
+
 /** The networks served (the devnet, then each RPC_URL_<chainId>), each checked against the chain it was indexed from. */
 async function connectNetworks(w: Wiring, database: Database, devnet: Devnet | null): Promise<{ networks: ChainNetwork[]; defaultNetwork: string | null }> {
   const { config, logger, options } = w;
   const networks: ChainNetwork[] = [];
   if (devnet) networks.push(await devnetNetwork(options.devnetRpcVia ? { ...devnet, rpcUrl: await options.devnetRpcVia(devnet.rpcUrl) } : devnet, config));
   for (const [chainId, url] of config.rpcUrls) {
+    if (devnet?.fork?.chainId === chainId) throw new Error(`RPC_URL_${chainId}: chain ${chainId} is already served as the fork of FORK_URL; unset one of them`);
     logger.info(`chain ${chainId}: connecting to ${new URL(url).host}`);
     networks.push(await rpcNetwork(chainId, url, config));
   }
@@ -377,11 +406,11 @@ function registerSimulation(w: Wiring, server: HttpServer, database: Database, n
 /** The control API of the devnet (/devnet/control/...): snapshots, mining, time, auctions on demand. */
 function registerDevnetControl(
   server: HttpServer,
-  parts: { devnet: Devnet; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, NetworkOrderBook> },
+  parts: { devnet: Devnet; network: string; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, NetworkOrderBook> },
 ): void {
-  const orderBook = parts.orderBooks.get('devnet')!;
+  const orderBook = parts.orderBooks.get(parts.network)!;
   const control = new DevnetControl({
-    network: 'devnet',
+    network: parts.network,
     rpc: createDevnetRpc(parts.devnet.rpcUrl),
     db: parts.database.db,
     loops: parts.loops,

@@ -206,6 +206,7 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       ethFlows: network.ethFlows,
       blockFeed: network.reader.blockFeed,
       logger: log,
+      ...(network.indexFrom !== undefined ? { startBlock: network.indexFrom } : {}),
     });
     indexers.set(network.name, indexer);
     if (deps.metrics) recordIndexerLag({ indexer, reader: network.reader, chain: network.name, metrics: deps.metrics, signal: deps.signal });

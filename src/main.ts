@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const lines = [
     `batchbook is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     ...Object.entries(app.urls.orderBook).map(([name, url]) => `  order book (${name}): ${url}`),
-    ...(app.urls.devnetRpc ? [`  devnet JSON-RPC:      ${app.urls.devnetRpc} (chain 31337; contracts, tokens, accounts: ${app.urls.base}/devnet)`] : []),
+    ...(app.urls.devnetRpc ? [`  devnet JSON-RPC:      ${app.urls.devnetRpc} (chain ${app.devnet?.chainId ?? 31337}${app.devnet?.fork ? `, a fork at block ${app.devnet.fork.block}` : ''}; contracts, tokens, accounts: ${app.urls.base}/devnet)`] : []),
     `  auxiliary API:        ${app.urls.base}/{chainId}/...`,
     `  API docs:             ${app.urls.docs}`,
     `  health / readiness:   ${app.urls.health} , ${app.urls.ready}`,

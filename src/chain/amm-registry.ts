@@ -12,7 +12,7 @@ export interface AmmDeployment {
 }
 
 const KNOWN: Record<number, AmmDeployment> = {
-  1: { name: 'uniswap-v2', factory: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', router: '0x7a250d5630b4cf539739df2c5dacb4f659f2488d' },
+  1: { name: 'uniswap-v2', factory: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', router: '0x7a250d5630b4cf539739df2c5dacb4c659f2488d' },
   100: { name: 'honeyswap', factory: '0xa818b4f111ccac7aa31d0bcc0806d64f2e0737d7', router: '0x1c232f01118cb8b424793ae03f870aa7d0ac7f77' },
   8453: { name: 'uniswap-v2', factory: '0x8909dc15e40173ff4699343b6eb8132c65e18ec6', router: '0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24' },
   42161: { name: 'uniswap-v2', factory: '0xf1d7cc64fb4452f05c498126312ebe29f30fbcf9', router: '0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24' },
@@ -34,4 +34,14 @@ const USD_STABLES: Record<number, Address[]> = {
 
 export function knownUsdStables(chainId: number): Address[] {
   return USD_STABLES[chainId] ?? [];
+}
+
+/** Well-known majors per chain besides the wrapped native token and the USD stablecoins (fork mode lists those with code). */
+const MAJORS: Record<number, Address[]> = {
+  // WBTC, USDT, COW
+  1: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0xdef1ca1fb7fbcdc777520aa7f396b4e015f497ab'],
+};
+
+export function knownMajorTokens(chainId: number): Address[] {
+  return MAJORS[chainId] ?? [];
 }

@@ -15,6 +15,7 @@ const Description = Type.Object({
   tokens: Type.Array(Type.Object({ symbol: Type.String(), name: Type.String(), address: Address, decimals: Type.Integer() })),
   pools: Type.Array(Type.Object({ address: Address, token0: Address, token1: Address })),
   accounts: Type.Array(Type.Object({ address: Address, privateKey: Type.String(), role: Type.String() }, { additionalProperties: true })),
+  fork: Type.Optional(Type.Object({ chainId: Type.Integer(), block: Type.Integer() }, { description: 'fork mode: the chain forked and the fork block (its hash is the upstream\'s)' })),
 });
 
 const FaucetBody = Type.Object({

@@ -5,6 +5,7 @@
 import type { Address, Hex } from 'viem';
 import type { Config } from '../config/config.js';
 import { ETHFLOW_PRODUCTION_ADDRESSES, networkByChainId, SETTLEMENT_ADDRESS, VAULT_RELAYER_ADDRESS } from '../protocol/index.js';
+import { servedNetworkName } from '../protocol/networks.js';
 import { createChainClient, type ChainClient } from './client.js';
 import { ChainReader } from './reader.js';
 import type { Devnet } from './devnet/index.js';
@@ -38,11 +39,14 @@ export interface ChainNetwork {
   trackedPools: Array<{ address: Address; token0: Address; token1: Address }>;
   genesisHash: Hex;
   devnet: Devnet | null;
+  /** first block the indexer reads on a fresh start (fork mode: the block after the fork block); default per chain */
+  indexFrom?: number;
 }
 
 const lower = (a: string) => a.toLowerCase() as Address;
 
 export async function devnetNetwork(devnet: Devnet, config: Config): Promise<ChainNetwork> {
+  if (devnet.fork) return forkNetwork(devnet, config);
   const client = createChainClient({ chainId: 31337, rpcUrl: devnet.rpcUrl, timeoutMs: config.outboundTimeoutMs });
   const reader = new ChainReader(client, { pollingIntervalMs: Math.max(200, Math.min(1000, devnet.blockTime * 500)) });
   const { contracts, tokens, pools } = devnet.deployment;
@@ -67,6 +71,45 @@ export async function devnetNetwork(devnet: Devnet, config: Config): Promise<Cha
     trackedPools: pools.map((p) => ({ address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1) })),
     genesisHash: devnet.genesisHash,
     devnet,
+  };
+}
+
+/**
+ * A fork of a live chain (FORK_URL), served under the chain's own network name and id: its canonical contracts, its
+ * listed tokens and its Uniswap-V2 pairs among them, indexed from the block after the fork block.
+ */
+function forkNetwork(devnet: Devnet, config: Config): ChainNetwork {
+  const fork = devnet.fork!;
+  const client = createChainClient({ chainId: fork.chainId, rpcUrl: devnet.rpcUrl, timeoutMs: config.outboundTimeoutMs });
+  const reader = new ChainReader(client, { pollingIntervalMs: Math.max(200, Math.min(1000, devnet.blockTime * 500)) });
+  const { contracts, tokens, pools } = devnet.deployment;
+  const known = networkByChainId(fork.chainId);
+  const weth = lower(contracts.weth);
+  const listed = new Set(tokens.map((t) => lower(t.address)));
+  const usd = knownUsdStables(fork.chainId).map(lower).filter((a) => listed.has(a));
+  const hasAmm = contracts.ammFactory !== '0x0000000000000000000000000000000000000000';
+  return {
+    name: servedNetworkName(fork.chainId).name,
+    chainId: fork.chainId,
+    rpcUrl: devnet.rpcUrl,
+    client,
+    reader,
+    settlement: lower(contracts.settlement),
+    vaultRelayer: lower(contracts.vaultRelayer),
+    hooksTrampoline: lower(contracts.hooksTrampoline),
+    wrappedNative: weth,
+    nativeCurrency: known
+      ? { symbol: known.nativeCurrency.symbol, name: known.nativeCurrency.symbol, decimals: known.nativeCurrency.decimals }
+      : { symbol: 'ETH', name: 'Ether', decimals: 18 },
+    amm: hasAmm ? { name: knownAmm(fork.chainId)?.name ?? 'uniswap-v2', factory: lower(contracts.ammFactory), router: lower(contracts.ammRouter) } : null,
+    connectors: [weth, ...usd],
+    usdStables: usd,
+    // indexed from the fork block, holder sums would be incomplete (as on a real chain)
+    trackedTokens: [],
+    trackedPools: pools.map((p) => ({ address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1) })),
+    genesisHash: devnet.genesisHash,
+    devnet,
+    indexFrom: fork.block + 1,
   };
 }
 

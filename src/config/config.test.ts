@@ -42,6 +42,20 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ETHFLOW_REFUNDER_KEY: 'nope' }), (err: unknown) => err instanceof ConfigError && /^ETHFLOW_REFUNDER_KEY: .*'\(hidden\)'$/.test(err.message));
   });
 
+  it('reads fork mode (FORK_URL, FORK_BLOCK, FORK_TOKENS), off by default, and never echoes the URL', () => {
+    assert.equal(loadConfig({}).fork, null);
+    const url = 'https://eth.example/v3/sk-secret-key';
+    const c = loadConfig({ FORK_URL: url, FORK_BLOCK: '19000000', FORK_TOKENS: '0x6B175474E89094C44Da98b954EedeAC495271d0F, 0xdAC17F958D2ee523a2206206994597C13D831ec7' });
+    assert.deepEqual(c.fork, { url, block: 19000000, tokens: ['0x6b175474e89094c44da98b954eedeac495271d0f', '0xdac17f958d2ee523a2206206994597c13d831ec7'] });
+    assert.equal(c.devnet.enabled, true, 'the fork runs in the embedded anvil');
+    assert.equal(loadConfig({ FORK_URL: url }).fork?.block, null);
+    assert.throws(() => loadConfig({ FORK_URL: 'ftp://sk-secret-key@eth.example' }), (err: unknown) => err instanceof ConfigError && /^FORK_URL: expected a JSON-RPC URL .*, got '\(hidden\)'$/.test(err.message) && !err.message.includes('sk-secret-key'));
+    assert.throws(() => loadConfig({ FORK_URL: url, FORK_BLOCK: 'latest' }), (err: unknown) => err instanceof ConfigError && /^FORK_BLOCK: expected a block number/.test(err.message));
+    assert.throws(() => loadConfig({ FORK_BLOCK: '1' }), (err: unknown) => err instanceof ConfigError && /^FORK_BLOCK: expected FORK_URL to be set as well/.test(err.message));
+    assert.throws(() => loadConfig({ FORK_URL: url, DETERMINISTIC: 'true' }), (err: unknown) => err instanceof ConfigError && /^DETERMINISTIC: expected false with FORK_URL/.test(err.message));
+    assert.throws(() => loadConfig({ FORK_URL: url, DEVNET: 'false' }), (err: unknown) => err instanceof ConfigError && /^DEVNET: expected true or unset with FORK_URL/.test(err.message));
+  });
+
   it('turns the devnet off when a real chain is configured, unless DEVNET=true', () => {
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).devnet.enabled, false);
     assert.equal(loadConfig({ RPC_URL_1: 'https://rpc.example' }).rpcUrls.get(1), 'https://rpc.example');

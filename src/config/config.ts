@@ -40,6 +40,11 @@ export interface Config {
   rpcUrls: Map<number, string>;
   devnet: { enabled: boolean; port: number; blockTime: number; activity: boolean; historyHours: number };
   /**
+   * FORK_URL (+ FORK_BLOCK, FORK_TOKENS): the embedded anvil forks this live chain instead of running the devnet
+   * (issue 20). The URL may carry an API key: it is never logged nor served. null: the devnet.
+   */
+  fork: { url: string; block: number | null; tokens: `0x${string}`[] } | null;
+  /**
    * DETERMINISTIC: the devnet runs the same way every time (no bot, no history, fixed genesis timestamp and gas
    * prices, blocks only from transactions and the control API), auctions run only when asked (POST
    * /devnet/control/auctions/run) and the order book reads the chain's time
@@ -306,6 +311,27 @@ function solvers(env: Env): SolversConfig {
   return { engines, timeLimitMs: int(env, 'SOLVER_TIME_LIMIT_MS', 2_000, 100, 60_000) };
 }
 
+/** FORK_URL, FORK_BLOCK, FORK_TOKENS; errors never echo the URL (it may carry an API key) */
+function forkConfig(env: Env, deterministic: boolean): Config['fork'] {
+  const raw = str(env, 'FORK_URL');
+  if (raw === null) {
+    for (const name of ['FORK_BLOCK', 'FORK_TOKENS']) if (str(env, name) !== null) throw new ConfigError(name, 'FORK_URL to be set as well', env[name]);
+    return null;
+  }
+  let parsed: URL | null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || !['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) throw new ConfigError('FORK_URL', 'a JSON-RPC URL (http, https, ws, wss)', '(hidden)');
+  if (deterministic) throw new ConfigError('DETERMINISTIC', 'false with FORK_URL (deterministic mode is for the devnet)', env.DETERMINISTIC);
+  if (str(env, 'DEVNET') !== null && !bool(env, 'DEVNET', true)) throw new ConfigError('DEVNET', 'true or unset with FORK_URL (the fork runs in the embedded anvil)', env.DEVNET);
+  const block = str(env, 'FORK_BLOCK');
+  if (block !== null && !/^\d{1,15}$/.test(block)) throw new ConfigError('FORK_BLOCK', 'a block number', block);
+  return { url: raw, block: block === null ? null : Number(block), tokens: [...addressList(env, 'FORK_TOKENS')] as `0x${string}`[] };
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Parses and validates the whole configuration; throws ConfigError naming the first bad variable. */
@@ -337,13 +363,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
     rpcUrls,
     devnet: {
-      enabled: bool(env, 'DEVNET', rpcUrls.size === 0),
+      enabled: bool(env, 'DEVNET', rpcUrls.size === 0) || str(env, 'FORK_URL') !== null,
       port: int(env, 'DEVNET_PORT', 8545, 0, 65535),
       blockTime: num(env, 'DEVNET_BLOCK_TIME', 2, 0.1, 3600),
       // deterministic mode has neither, whatever is set
       activity: bool(env, 'DEVNET_ACTIVITY', true) && !deterministic,
       historyHours: deterministic ? 0 : int(env, 'DEVNET_HISTORY_HOURS', 24, 0, 168),
     },
+    fork: forkConfig(env, deterministic),
     deterministic,
     auctions: { enabled: bool(env, 'AUCTIONS', true), everyBlocks: int(env, 'AUCTION_EVERY_BLOCKS', 1, 1, 1000) },
     solverPrivateKey: solverPrivateKey(env),

@@ -20,6 +20,7 @@ import type { DevnetAccount, DevnetContracts, DevnetPool, DevnetToken } from '..
 import { isNodeReadyMessage, type NodeReadyMessage, type TemporaryDataDirMessage } from './node-messages.js';
 import { prepareTemplates } from './templates.js';
 import { nodeEntryPoint } from './node-entry.js';
+import { servedNetworkName } from '../protocol/networks.js';
 
 export interface StartBatchbookOptions {
   /** HTTP port of the node; default 0: a free port */
@@ -60,13 +61,17 @@ export interface DevnetDescription {
   tokens: DevnetToken[];
   pools: DevnetPool[];
   accounts: DevnetAccount[];
+  /** fork mode: the chain forked and the fork block */
+  fork?: { chainId: number; block: number };
 }
 
 export interface Batchbook {
   /** `http://127.0.0.1:<port>` (no trailing slash): the auxiliary API, `/docs`, `/readyz`, the control API */
   url: string;
-  /** the devnet's order book base URL for the SDK (`url + '/devnet'`; the API is under `/api/v1`) */
+  /** the devnet's order book base URL for the SDK (`url + '/devnet'`; fork mode: the chain's name, e.g. `url + '/mainnet'`; the API is under `/api/v1`) */
   orderBookUrl: string;
+  /** fork mode: the chain forked and the fork block (null: the devnet) */
+  fork: { chainId: number; block: number } | null;
   /** the devnet's JSON-RPC URL */
   rpcUrl: string;
   chainId: number;
@@ -174,7 +179,8 @@ export async function startBatchbook(options: StartBatchbookOptions = {}): Promi
   let stopping: Promise<void> | null = null;
   return {
     url: ready.url,
-    orderBookUrl: `${ready.url}/devnet`,
+    orderBookUrl: `${ready.url}/${description.fork ? servedNetworkName(description.chainId).name : 'devnet'}`,
+    fork: description.fork ?? null,
     rpcUrl: description.rpcUrl,
     chainId: description.chainId,
     contracts: description.contracts,

@@ -100,3 +100,16 @@ export function parseChainParam(param: string | number): Network | undefined {
   if (/^[1-9][0-9]{0,15}$/.test(param)) return networkByChainId(Number(param));
   return networkByName(param.toLowerCase());
 }
+
+/**
+ * The order-book name a chain is served under: its network's spec name, else one derived from the chain id (fork
+ * mode on a chain batchbook does not know, which the start announces).
+ *
+ * @example
+ * servedNetworkName(1)   // { name: 'mainnet', known: true }
+ * servedNetworkName(777) // { name: 'chain_777', known: false }
+ */
+export function servedNetworkName(chainId: number): { name: string; known: boolean } {
+  const known = networkByChainId(chainId);
+  return known ? { name: known.name, known: true } : { name: `chain_${chainId}`, known: false };
+}

@@ -63,11 +63,23 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 const GAS_NATIVE = 100_000n; // enough for a contract recipient's receive()
 const GAS_MINT = 120_000n;
 const GAS_WETH = 80_000n;
+/** a token's own transfer on a fork (proxies, blacklist checks): more than a mint on the devnet */
+const GAS_TRANSFER = 250_000n;
 const DEPLOYER_TOP_UP = 1_000_000n * 10n ** 18n;
 
 export type Faucet = (request: FaucetRequest) => Promise<FaucetResult>;
 
-export function createFaucet(options: { rpc: DevnetRpc; deployment: DevnetDeployment }): Faucet {
+export interface FaucetOptions {
+  rpc: DevnetRpc;
+  deployment: DevnetDeployment;
+  /**
+   * Fork mode: tokens cannot be minted (they are the chain's own), so `amount` is first credited to the deployer by
+   * a storage write (`creditDeployer`), then transferred to the recipient in a real transaction. Unset: minted.
+   */
+  creditDeployer?: (token: DevnetToken, amount: bigint) => Promise<void>;
+}
+
+export function createFaucet(options: FaucetOptions): Faucet {
   const { rpc, deployment } = options;
   const deployer = accountByRole(deployment, 'deployer').address;
   const hexQ = (n: bigint | number): Hex => `0x${n.toString(16)}`;
@@ -122,6 +134,15 @@ export function createFaucet(options: { rpc: DevnetRpc; deployment: DevnetDeploy
             data: encodeFunctionData({ abi: weth9Abi, functionName: 'transfer', args: [recipient, amount] }),
             gas: hexQ(GAS_WETH),
             nonce: hexQ(nonce + 1),
+          });
+        }
+        if (options.creditDeployer) {
+          await options.creditDeployer(token, amount);
+          return send({
+            to: token.address,
+            data: encodeFunctionData({ abi: devnetTokenAbi, functionName: 'transfer', args: [recipient, amount] }),
+            gas: hexQ(GAS_TRANSFER),
+            nonce: hexQ(nonce),
           });
         }
         return send({

@@ -83,6 +83,8 @@ export interface DevnetDescription {
   tokens: DevnetToken[];
   pools: DevnetPool[];
   accounts: DevnetAccount[];
+  /** fork mode only: the chain forked and the block the fork starts from (its hash is the upstream's) */
+  fork?: { chainId: number; block: number };
 }
 
 export interface DevnetStartupTimings {
@@ -95,7 +97,10 @@ export interface DevnetStartupTimings {
 }
 
 export interface Devnet {
-  readonly chainId: typeof DEVNET_CHAIN_ID;
+  /** DEVNET_CHAIN_ID; in fork mode the upstream's chain id */
+  readonly chainId: number;
+  /** fork mode: the forked chain and block (null: the devnet) */
+  readonly fork: { chainId: number; block: number; blockHash: Hex } | null;
   readonly rpcUrl: string;
   readonly blockTime: number;
   /** True if the chain was (re)built in this start: anything indexed from an earlier chain is stale. */
@@ -330,6 +335,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     const faucet = createFaucet({ rpc, deployment: record.deployment });
     return {
       chainId: DEVNET_CHAIN_ID,
+      fork: null,
       rpcUrl: live.rpcUrl,
       blockTime: deterministic ? 0 : options.blockTime,
       fresh: fresh || seeded,

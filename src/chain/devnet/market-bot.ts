@@ -38,6 +38,8 @@ export interface MarketBotOptions {
   swapsPerMinute?: number;
   /** Seed of the bot's random choices. Default: time-based. */
   seed?: number;
+  /** Only retail swaps, never steering pools toward the devnet's reference prices (fork mode: real pools' prices). */
+  retailOnly?: boolean;
 }
 
 export interface MarketBotStats {
@@ -89,7 +91,7 @@ async function runBot(options: MarketBotOptions, rpc: DevnetRpc, rng: Rng, meanW
       const now = Date.now();
       prices = prices === null ? impliedPricesUsd(pools) : stepReferencePrices(prices, (now - lastStep) / 1000, rng);
       lastStep = now;
-      const swap = chooseSwap(pools, prices, rng);
+      const swap = chooseSwap(pools, prices, rng, options.retailOnly ?? false);
       if (!swap) continue;
       const [balance] = (await readBatch(rpc, [
         { to: swap.tokenIn, abi: devnetTokenAbi, functionName: 'balanceOf', args: [bot] },
@@ -124,9 +126,9 @@ async function runBot(options: MarketBotOptions, rpc: DevnetRpc, rng: Rng, meanW
 }
 
 /** Either an arbitrage swap on the pool furthest from its reference price, or a retail swap on a random pool. */
-function chooseSwap(pools: PoolState[], prices: ReferencePrices, rng: Rng): PlannedSwap | null {
+function chooseSwap(pools: PoolState[], prices: ReferencePrices, rng: Rng, retailOnly: boolean): PlannedSwap | null {
   if (pools.length === 0) return null;
-  if (rng() < 0.5) {
+  if (!retailOnly && rng() < 0.5) {
     let worst: { pool: PoolState; ref: number; gap: number } | null = null;
     for (const pool of pools) {
       const ref = referencePoolPrice(pool, prices);
