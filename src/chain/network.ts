@@ -97,6 +97,8 @@ function forkNetwork(devnet: Devnet, config: Config): ChainNetwork {
     settlement: lower(contracts.settlement),
     vaultRelayer: lower(contracts.vaultRelayer),
     hooksTrampoline: lower(contracts.hooksTrampoline),
+    // the chain's production eth-flow contracts, as on the real chain (ETHFLOW_CONTRACTS overrides)
+    ethFlows: (config.ethflow.contracts ?? ETHFLOW_PRODUCTION_ADDRESSES[fork.chainId] ?? []).map(lower),
     wrappedNative: weth,
     nativeCurrency: known
       ? { symbol: known.nativeCurrency.symbol, name: known.nativeCurrency.symbol, decimals: known.nativeCurrency.decimals }

@@ -39,6 +39,7 @@ import { assertAllSucceeded, readBatch, sendAndMine, steppingClock, type BlockCl
 import { decodeDecimals, decodeTokenText } from '../token-text.js';
 import { knownAmm, knownMajorTokens, knownUsdStables } from '../amm-registry.js';
 import { networkByChainId } from '../../protocol/networks.js';
+import { ETHFLOW_PRODUCTION_ADDRESSES } from '../../protocol/ethflow.js';
 import { domainSeparator } from '../../protocol/order-domain.js';
 
 const hexQ = (n: bigint | number): Hex => `0x${n.toString(16)}`;
@@ -183,6 +184,8 @@ export async function setUpFork(rpc: DevnetRpc, options: ForkSetupOptions): Prom
       multicall3: MULTICALL3_ADDRESS,
       // the devnet's demo smart wallet is not deployed on a fork
       smartWallet: zeroAddress,
+      // the chain's production eth-flow contract (none on a chain CoW does not serve)
+      ethFlow: ETHFLOW_PRODUCTION_ADDRESSES[chainId]?.[0] ?? zeroAddress,
       hooksTrampoline: HOOKS_TRAMPOLINE_ADDRESS,
     },
     tokens,
