@@ -47,6 +47,21 @@ for (const engine of await engines()) {
     const labels = async (order: Hex) =>
       (await database.db.selectFrom('order_events').select(['label', 'reason']).where('order_uid', '=', toBytes(order)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
 
+    it('records a transaction only under the current leadership epoch (the fence against a leader that lost its lock unawares)', { skip: engine.engine === 'pglite' ? 'one process owns PGlite: no leadership to fence' : false }, async () => {
+      const { db } = database;
+      const name = `test-fence-${randomBytes(4).toString('hex')}`;
+      await db.insertInto('leadership_epochs' as never).values({ name, epoch: 2 } as never).execute();
+      const stale = new SettlementSubmissions(db, 99_999, { name, epoch: 1n }); // a chain of its own: the other tests see nothing of it
+      const current = new SettlementSubmissions(db, 99_999, { name, epoch: 2n });
+      const attempt = (txHash: Hex) => ({ txHash, nonce: 7, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n, sentBlock: 10 });
+      await stale.begin(900, SOLVER, [uid()], { createdBlock: 10 });
+      assert.equal(await stale.recordAttempt(900, SOLVER, attempt(hash()), true), false, 'the superseded leader may not send');
+      assert.equal((await stale.get(900, SOLVER))!.txHash, null);
+      const sent = hash();
+      assert.equal(await current.recordAttempt(900, SOLVER, attempt(sent), true), true, 'the current leader may');
+      assert.equal((await current.get(900, SOLVER))!.txHash, sent);
+    });
+
     it('holds the orders of pending and of mined-but-unindexed submissions in flight, and releases reverted ones', async () => {
       const submissions = new SettlementSubmissions(database.db, CHAIN);
       const [a, b, c] = [uid(), uid(), uid()];
