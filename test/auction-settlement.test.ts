@@ -144,8 +144,10 @@ describe('batch auctions that really settle', () => {
     assert.equal(none.status, 404);
     assert.deepEqual(none.body, { errorType: 'NotFound', description: 'There is no active auction' });
 
-    // the node runs the indexer (src/loops.ts). Once the node runs the auction loops too (app.auctionLoops), the
-    // test uses the node's loop; until then it starts one beside the node, following the indexer's checkpoint.
+    // the node runs the indexer (src/loops.ts); its own auction loops are off here (startTestApp's AUCTIONS=false),
+    // so this test starts one beside the node, following the indexer's checkpoint, whose stores it reads directly
+    // (were auctions on, app.auctionLoops would hold the node's loop and it would be used instead). The content of
+    // the node's own GET /api/v1/auction, with auctions on, is checked in test/orderbook-sdk.test.ts.
     const own = (app as TestApp & { auctionLoops?: Map<string, RunningAuctionLoop> }).auctionLoops?.get('devnet');
     loop =
       own ??

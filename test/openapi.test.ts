@@ -6,8 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Hex } from 'viem';
+import { createPublicClient, encodeFunctionData, erc20Abi, http, type Hex } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
+import { openSse } from '../src/aux/balances/test-sse-client.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
 import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
 import { subscribeTypedData, unsubscribeTypedData } from '../src/aux/notifications/subscription-signatures.js';
@@ -184,6 +185,79 @@ describe('OpenAPI document', () => {
     await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
     await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });
     await checked_call('GET', '/notifications/vapid-public-key');
+  });
+
+  it('the market routes answer real values through the full node (not only documented shapes)', async () => {
+    const d = app.devnet!.describe();
+    const trader = privateKeyToAccount(d.accounts.find((a) => a.role === 'trader')!.privateKey);
+    const token = (symbol: string) => d.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase() as Hex;
+    const [weth, usdc] = [token('WETH'), token('USDC')];
+    const chain = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+    const balanceOf = (t: Hex, owner: Hex) => chain.readContract({ address: t, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
+    const show = (r: { status: number; body: unknown }) => `${r.status} ${JSON.stringify(r.body).slice(0, 400)}`;
+
+    // usdPrice: the devnet's market (about 3 000 USD per ETH) and USDC at about a dollar
+    const ethUsd = await checked_call('GET', `/31337/tokens/${weth}/usdPrice`);
+    const usdcUsd = await checked_call('GET', `/31337/tokens/${usdc}/usdPrice`);
+    assert.equal(ethUsd.status, 200, show(ethUsd));
+    assert.ok(ethUsd.body.price > 1_000 && ethUsd.body.price < 10_000, show(ethUsd));
+    assert.ok(usdcUsd.body.price > 0.9 && usdcUsd.body.price < 1.1, show(usdcUsd));
+
+    // balances (REST): each token's balance is the chain's balanceOf
+    const rest = await checked_call('GET', `/31337/accounts/${trader.address}/balances?tokens=${weth},${usdc}`);
+    assert.equal(rest.status, 200, show(rest));
+    const entries = rest.body as Array<{ balance: string; token: { address: string; symbol: string } }>;
+    assert.deepEqual(entries.map((e) => [e.token.symbol, e.balance]), [
+      ['WETH', (await balanceOf(weth, trader.address)).toString()],
+      ['USDC', (await balanceOf(usdc, trader.address)).toString()],
+    ]);
+    assert.ok(BigInt(entries[1]!.balance) > 0n, 'the dev trader holds USDC');
+    // balances (the stream): its first message is the same state
+    const stream = await openSse(`${app.baseUrl}/31337/accounts/${trader.address}/balances/sse?tokens=${weth},${usdc}`);
+    try {
+      const first = await stream.next((e) => e.event === 'message', 60_000);
+      assert.deepEqual(JSON.parse(first.data), rest.body);
+    } finally {
+      stream.close();
+    }
+
+    // topHolders: the indexed holders of USDC, with the chain's balances, the trader among them
+    let holders: Array<{ address: string; balance: string }> = [];
+    for (let i = 0; i < 240 && !holders.some((h) => h.address.toLowerCase() === trader.address.toLowerCase()); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 250));
+      const res = await checked_call('GET', `/31337/tokens/${usdc}/topHolders`);
+      assert.equal(res.status, 200, show(res));
+      holders = res.body as typeof holders;
+    }
+    const mine = holders.find((h) => h.address.toLowerCase() === trader.address.toLowerCase());
+    assert.ok(mine, `the trader among ${JSON.stringify(holders).slice(0, 400)}`);
+    assert.equal(mine.balance, (await balanceOf(usdc, trader.address)).toString());
+    for (let i = 1; i < holders.length; i++) assert.ok(BigInt(holders[i - 1]!.balance) >= BigInt(holders[i]!.balance), 'largest first');
+
+    // slippage: a positive tolerance in basis points, larger for a larger order (price impact)
+    const small = await checked_call('GET', `/31337/markets/${weth}-${usdc}/slippageTolerance?orderKind=sell&sellAmount=${10n ** 15n}`);
+    const large = await checked_call('GET', `/31337/markets/${weth}-${usdc}/slippageTolerance?orderKind=sell&sellAmount=${100n * 10n ** 18n}`);
+    assert.equal(small.status, 200, show(small));
+    assert.ok(small.body.slippageBps > 0 && small.body.slippageBps <= 10_000, show(small));
+    assert.ok(large.body.slippageBps > small.body.slippageBps, `${show(small)} vs ${show(large)}`);
+
+    // yield: the devnet pools with their APR, and their average
+    const pools = await checked_call('POST', '/31337/yield/pools', []);
+    assert.equal(pools.status, 200, show(pools));
+    assert.ok(Array.isArray(pools.body) && pools.body.length > 0, show(pools));
+    const average = await checked_call('GET', '/31337/yield/pools-average-apr');
+    assert.equal(average.status, 200, show(average));
+
+    // simulateBundle: a real USDC transfer, with its exact balance changes, and the chain untouched
+    const amount = 12_345n;
+    const receiver = '0x000000000000000000000000000000000000c0de' as Hex;
+    const before = await balanceOf(usdc, trader.address);
+    const input = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [receiver, amount] });
+    const sim = await checked_call('POST', '/31337/simulation/simulateBundle', [{ from: trader.address, to: usdc, input }]);
+    assert.equal(sim.status, 200, show(sim));
+    assert.equal(sim.body.status, true, show(sim));
+    assert.deepEqual(sim.body.cumulativeBalancesDiff, { [trader.address.toLowerCase()]: { [usdc]: (-amount).toString() }, [receiver]: { [usdc]: amount.toString() } });
+    assert.equal(await balanceOf(usdc, trader.address), before, 'a simulation does not touch the chain');
   });
 
   it('every documented operation was exercised above (or is listed here with the reason it cannot be)', () => {

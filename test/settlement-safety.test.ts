@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createWalletClient, encodeFunctionData, http, maxUint256, parseAbi, type Address, type Hex, type LocalAccount } from 'viem';
+import { createWalletClient, encodeFunctionData, http, maxUint256, parseAbi, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call, makeOrder, orderBody, signOrder } from './fixtures/orders.js';
@@ -238,8 +238,12 @@ describe('settlement safety', () => {
       const base = (await network.client.getBlock()).baseFeePerGas!;
       await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(base * 1000n + 10n ** 12n).toString(16)}`]);
       await rpc('evm_mine');
-      const stuck = await network.client.getTransactionReceipt({ hash: toHex(first.tx_hash!) }).catch(() => null);
-      assert.equal(stuck, null, 'not mined at that base fee');
+      // not mined: the node answers that it has no receipt (any other failure is not "not mined")
+      const receiptOrNull = (hash: Hex) => network.client.getTransactionReceipt({ hash }).catch((err: unknown) => {
+        if (err instanceof TransactionReceiptNotFoundError) return null;
+        throw err;
+      });
+      assert.equal(await receiptOrNull(toHex(first.tx_hash!)), null, 'not mined at that base fee');
       // blocks pass without it; after the deadline the driver replaces it
       const replaced = await waitFor('a replacement', async () => {
         await rpc('evm_mine');
@@ -259,7 +263,7 @@ describe('settlement safety', () => {
       const landed = await network.client.getTransaction({ hash: landedHash });
       assert.equal(landed.nonce, Number(first.nonce));
       assert.ok(landed.maxFeePerGas! > BigInt(first.max_fee_per_gas!), 'a higher fee');
-      assert.equal(await network.client.getTransactionReceipt({ hash: toHex(first.tx_hash!) }).catch(() => null), null, 'the original never landed');
+      assert.equal(await receiptOrNull(toHex(first.tx_hash!)), null, 'the original never landed');
     } finally {
       await resumeMining();
     }
