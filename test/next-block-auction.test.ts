@@ -65,4 +65,33 @@ describe('a placed order starts an auction on the current head (issue 15, point 
     assert.equal(BigInt(trades[0]!.blockNumber), head + 1n, 'settled in the next block');
     await t.rpc('evm_setIntervalMining', [1]);
   });
+
+  it('orders placed one after another start at most one extra auction per block (issue 19)', async () => {
+    const network = app.networks[0]!;
+    const loop = app.auctionLoops.get(network.name)!;
+    await t.rpc('evm_setIntervalMining', [0]);
+    try {
+      await t.rpc('evm_mine', []);
+      const head = await network.client.getBlockNumber({ cacheTime: 0 });
+      await waitFor('the loop done with the new head', async () => (loop.last !== null && BigInt(loop.last.auction.block) >= head ? true : null), 60_000);
+      await loop.idle();
+      const cycles: number[] = [];
+      const stop = loop.onCycle((report) => cycles.push(report.auction.block));
+      const [, trader] = t.traders;
+      const amount = E18 / 100n;
+      const limit = ((await t.marketOut(amount, [t.tokens.WETH, t.tokens.USDC])) * 90n) / 100n;
+      const uids: Hex[] = [];
+      for (let i = 0; i < 6; i++) {
+        uids.push(await t.place(trader!, { sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, sellAmount: amount, buyAmount: limit + BigInt(i), feeAmount: 0n }));
+        await loop.idle();
+      }
+      // the positive witness: a new block's auction holds the orders the extra auction did not
+      await t.rpc('evm_mine', []);
+      await waitFor('the next block auctioned', async () => (cycles.some((b) => BigInt(b) > head) ? true : null), 60_000);
+      stop();
+      assert.equal(cycles.filter((b) => BigInt(b) === head).length, 1, `one extra auction on the head, not one per order (${cycles.join(', ')})`);
+    } finally {
+      await t.rpc('evm_setIntervalMining', [1]);
+    }
+  });
 });

@@ -10,7 +10,8 @@
  * When no solution's settlement simulates, the orders that make the best one revert — alone or in combination — are
  * looked for (`findFailingOrders`), excluded for `exclusionBlocks` blocks with a `filtered` order event naming why,
  * and the competition runs again in the same auction without them, so one bad order no longer blocks its batch.
- * When an engine's merged solution fails but one of its parts wins, the same search runs after the auction. Tokens
+ * The same happens when an engine's merged solution fails although one of its parts wins (the part stays the winner
+ * when the competition without those orders finds none). Tokens
  * whose orders keep failing are left out of auctions for a while (`BadTokenDetector`).
  *
  * The loop builds nothing itself: the composition root (src/loops.ts, `wireAuctionLoop`) gives it its builder,
@@ -150,6 +151,8 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
   const recovered = recover();
   /** the queued cycle was asked for by a placed order: it runs even on a head already auctioned */
   let queuedForOrders = false;
+  /** the last head that had its one extra auction for placed orders */
+  let extraFor = -Infinity;
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     background.add(p);
@@ -176,21 +179,21 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
     if (!driver) return { ranked, plan };
     const winner = ranked.find((r) => r.isWinner);
-    // the best solution that failed to simulate, when it is a merge of an engine's parts (one of which may have won:
-    // the orders that cannot settle together are looked for after this auction) or nothing won at all (now, and the
-    // competition runs again without them). A single solution that fails while another wins blames its solver (which
-    // hears `simulationFailed`), not the orders; bisecting re-asks the solver, which an external engine answers slowly.
+    // the best solution that failed to simulate, when nothing won or when it is a merge of an engine's parts (one of
+    // which may have won): the orders that make it fail — alone or together — are left out and the competition runs
+    // again without them (the merge of the rest may then win; else the part that won stays the winner). A single
+    // solution that fails while another wins blames its solver (which hears `simulationFailed`), not the orders;
+    // bisecting re-asks the solver, which an external engine answers slowly.
     const failed = ranked.find((r) => r.filteredOut && r.reason?.startsWith('simulation:') && (!winner || (r.ranking < winner.ranking && options.isMergedSolution?.(r.solution))));
     const solver = failed && solvers.find((s) => s.name === failed.solution.solver);
     if (!failed || !solver) return { ranked, plan };
-    if (winner) {
-      void track(excludeFailing(auction, head, solver, failed.solution).catch((err) => logger.warn({ chainId, err }, 'auction: looking for failing orders failed')));
-      return { ranked, plan };
-    }
     const out = await excludeFailing(auction, head, solver, failed.solution);
     if (out.size === 0) return { ranked, plan };
+    const partPlan = plan;
     plan = null;
     const again = await runCompetition({ ...auction, orders: auction.orders.filter((o) => !out.has(o.uid)) }, solvers, accept, logger, gasPrice);
+    // nothing settles without them, yet a part of the merge did: that part stays the winner
+    if (winner && !again.some((r) => r.isWinner)) return { ranked, plan: partPlan };
     // the record keeps the solutions that failed, after the new ones
     const all = [...again, ...ranked.filter((r) => r.filteredOut)].map((r, i) => ({ ...r, ranking: i + 1 }));
     return { ranked: all, plan };
@@ -297,7 +300,12 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
       queuedForOrders ||= force;
       return;
     }
-    if (!force && Number(block.number) - lastBlock < everyBlocks) return;
+    if (Number(block.number) - lastBlock < everyBlocks) {
+      // a head already auctioned: only for placed orders, and then once (one extra auction per block at most;
+      // orders placed after it wait for the next block)
+      if (!force || extraFor >= Number(block.number)) return;
+      extraFor = Number(block.number);
+    }
     void runCycle(block);
   }
 

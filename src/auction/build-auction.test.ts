@@ -101,4 +101,25 @@ describe('the auction builder leaves out each kind of unsettleable order, with i
     for (const gone of ['banned_user', 'unsupported_token', 'hooks_unsupported']) assert.ok(!reasons.has(gone as never), `${gone} needs its cause`);
     assert.ok(reasons.has('insufficient_balance') && reasons.has('insufficient_allowance') && reasons.has('missing_native_price') && reasons.has('invalid_signature'));
   });
+
+  it('lets the orders of one auction share half the block gas limit for their hooks (issue 19)', async () => {
+    const gasLimit = (await options.reader.client.getBlock()).gasLimit;
+    // two orders whose post-hooks each ask for 40 % of a block: together they could not settle in one
+    const doc = JSON.stringify({ version: '1.3.0', metadata: { hooks: { post: [{ target: usdc, callData: '0x', gasLimit: String((gasLimit * 2n) / 5n) }] } } });
+    const heavy = keccak256(stringToBytes(doc));
+    await database.db.insertInto('app_data').values({ contract_app_data: toBytes(heavy), full_app_data: Buffer.from(doc) }).execute();
+    const first = await insert({ owner: trader, appData: heavy });
+    const second = await insert({ owner: trader, appData: heavy });
+    const plain = await insert({ owner: trader });
+    const builder = new AuctionBuilder({ ...options, hooksTrampoline: chain.devnet.deployment.contracts.hooksTrampoline });
+    const built = await builder.build({ number: BigInt(await chain.blockNumber()), timestamp: BigInt(now) });
+    const inAuction = new Set(built.auction.orders.map((o) => o.uid));
+    const hooked = [first, second].filter((uid) => inAuction.has(uid));
+    assert.equal(hooked.length, 1, 'one of the heavy orders is in the auction');
+    assert.ok(inAuction.has(plain), 'orders without hooks are not held back');
+    const total = built.auction.orders.reduce((sum, o) => sum + o.hookGas, 0n);
+    assert.ok(total <= gasLimit / 2n, `the auction's hooks fit half a block (${total} of ${gasLimit})`);
+    const left = [first, second].find((uid) => !inAuction.has(uid))!;
+    assert.deepEqual(built.excluded.find((e) => e.uid === left), { uid: left, label: 'filtered', reason: 'hook_gas_limit' });
+  });
 });

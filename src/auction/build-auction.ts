@@ -8,6 +8,8 @@
  * (`invalid`: the owner must act; `filtered`: the system cannot price or place it now). Orders in flight are left
  * out silently: their latest event stays `executing`.
  * Out-of-market limit orders are in the auction; they are simply not filled until the market reaches them.
+ * Pre-hook (permit) simulations run a few at a time; the orders' hooks share half the block's gas limit (orders
+ * beyond it wait, `filtered: hook_gas_limit`), so no settlement's hooks can need more gas than a block holds.
  */
 import type { Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
@@ -84,6 +86,17 @@ export interface BuiltAuction {
 }
 
 const APP_DATA_CACHE_SIZE = 10_000;
+/** pre-hook (permit) simulations run at once while an auction is built */
+const PERMIT_SIMULATIONS_AT_ONCE = 8;
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
 
 /** What an order may still be filled by, in sell units (sell orders, before fees) or buy units (buy orders). */
 export const remainingOf: (row: Pick<SolvableOrderRow, 'kind' | 'sellAmount' | 'buyAmount' | 'executedSell' | 'executedBuy' | 'executedFee'>) => bigint = remainingAmount;
@@ -125,20 +138,37 @@ export class AuctionBuilder {
     const funds = new Map<string, { balance: bigint; allowance: bigint }>();
     // the balances multicall, the native prices of every live order's tokens and the app-data hooks at once
     const liveTokens = [...new Set(live.flatMap((row) => [row.sellToken, row.buyToken]))];
-    const [read, nativePrices, appData] = await Promise.all([
+    const [read, nativePrices, appData, gasLimit] = await Promise.all([
       pairs.length > 0 ? reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber }) : Promise.resolve([]),
       Promise.all(liveTokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null))),
       // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
       this.appData(live.map((row) => row.appData)),
+      // the block's gas limit bounds the hooks one settlement may run
+      reader.client.getBlock({ blockNumber }).then((b) => b.gasLimit, () => null),
     ]);
     read.forEach((r, i) => funds.set(`${pairs[i]!.owner}:${pairs[i]!.token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
     const trampoline = this.options.hooksTrampoline ?? null;
+    const dueOf = (row: SolvableOrderRow): OrderHooks => {
+      const orderHooks = (appData.get(row.appData) ?? NO_APP_DATA_USE).hooks;
+      const unfilled = row.executedSell === 0n && row.executedBuy === 0n;
+      return { pre: unfilled ? orderHooks.pre : [], post: orderHooks.post };
+    };
+    const fundsOf = (row: SolvableOrderRow) => funds.get(`${row.owner}:${row.sellToken}`) ?? { balance: 0n, allowance: 0n };
+    // the allowances pre-hooks (permits) grant: simulated a few at a time, not one by one
+    const permitted = new Map<Hex, bigint>();
+    if (trampoline !== null) {
+      const needPermit = live.filter((row) => dueOf(row).pre.length > 0 && fundsOf(row).allowance < neededBalance(row, remainingOf(row)));
+      await eachAtMost(PERMIT_SIMULATIONS_AT_ONCE, needPermit, async (row) => {
+        permitted.set(row.uid, await preHookAllowance(reader, { hooks: dueOf(row).pre, owner: row.owner, token: row.sellToken, spender: vaultRelayer, trampoline, now: timestamp }, { blockNumber }));
+      });
+    }
+    // the hooks of one settlement must fit a block: the auction's orders share half the block's gas limit for them
+    const hookBudget = gasLimit !== null ? gasLimit / 2n : null;
+    let hookGasTaken = 0n;
     const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
     for (const row of live) {
       const remaining = remainingOf(row);
-      const orderHooks = (appData.get(row.appData) ?? NO_APP_DATA_USE).hooks;
-      const unfilled = row.executedSell === 0n && row.executedBuy === 0n;
-      const due: OrderHooks = { pre: unfilled ? orderHooks.pre : [], post: orderHooks.post };
+      const due = dueOf(row);
       if (trampoline === null && due.pre.length + due.post.length > 0) {
         excluded.push({ uid: row.uid, label: 'filtered', reason: 'hooks_unsupported' });
         continue;
@@ -148,16 +178,22 @@ export class AuctionBuilder {
         funded.push({ row, remaining, available: remaining, hooks: due });
         continue;
       }
-      const f = funds.get(`${row.owner}:${row.sellToken}`) ?? { balance: 0n, allowance: 0n };
+      const f = fundsOf(row);
       const needed = neededBalance(row, remaining);
       let allowance = f.allowance;
-      if (allowance < needed && due.pre.length > 0) {
-        const granted = await preHookAllowance(reader, { hooks: due.pre, owner: row.owner, token: row.sellToken, spender: vaultRelayer, trampoline, now: timestamp }, { blockNumber });
-        if (granted > allowance) allowance = granted;
-      }
+      const granted = permitted.get(row.uid);
+      if (granted !== undefined && granted > allowance) allowance = granted;
       if (f.balance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
       else if (allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
-      else funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
+      else {
+        const gas = trampolineGas(due.pre) + trampolineGas(due.post);
+        if (gas > 0n && hookBudget !== null && hookGasTaken + gas > hookBudget) {
+          excluded.push({ uid: row.uid, label: 'filtered', reason: 'hook_gas_limit' });
+          continue;
+        }
+        hookGasTaken += gas;
+        funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
+      }
     }
 
     // native prices (read above for every live order's tokens; only the used ones stay)
