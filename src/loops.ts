@@ -89,6 +89,8 @@ export interface AuctionLoopWiring {
   gate?: AuctionGate;
   /** protocol and partner fees; undefined: production's documented schedule with a 1 % partner cap; null: none */
   fees?: AuctionFeeSchedule | null;
+  /** winners must cover their gas (default: on real chains, off on the devnet) */
+  requireGasCoverage?: boolean;
 }
 
 /** FEE_POLICIES' default as a schedule: what a loop wired without configuration charges. */
@@ -148,6 +150,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     exclusionBlocks: w.exclusionBlocks,
     orderPlaced: w.orderPlaced,
     gate: w.gate,
+    requireGasCoverage: w.requireGasCoverage ?? !network.devnet,
   });
 }
 
