@@ -97,6 +97,8 @@ export interface AuctionLoopWiring {
   lease?: LeadershipLease | null;
   /** protocol and partner fees; undefined: production's documented schedule with a 1 % partner cap; null: none */
   fees?: AuctionFeeSchedule | null;
+  /** winners must cover their gas (default: on real chains, off on the devnet) */
+  requireGasCoverage?: boolean;
 }
 
 /** FEE_POLICIES' default as a schedule: what a loop wired without configuration charges. */
@@ -158,6 +160,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     gate: w.gate,
     afterCompetition: notifyEngines,
     isMergedSolution: (solution) => originOf(solution)?.merged ?? false,
+    requireGasCoverage: w.requireGasCoverage ?? !network.devnet,
   });
 }
 

@@ -47,7 +47,7 @@ describe('fees end to end with the official SDK', () => {
   let abort = new AbortController();
   const waitFor = <T,>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000) => waitForValue(what, probe, timeoutMs, 250);
 
-  function startLoop(fees: AuctionFeeSchedule | null | undefined): void {
+  function startLoop(fees: AuctionFeeSchedule | null | undefined, requireGasCoverage?: boolean): void {
     abort = new AbortController();
     loop = wireAuctionLoop({
       network,
@@ -57,6 +57,7 @@ describe('fees end to end with the official SDK', () => {
       signal: abort.signal,
       indexer: watchIndexedRanges({ db: app.database.db, chainId: CHAIN_ID, signal: abort.signal, pollMs: 200 }),
       fees,
+      requireGasCoverage,
     });
   }
   async function stopLoop(): Promise<void> {
@@ -269,5 +270,23 @@ describe('fees end to end with the official SDK', () => {
       return a.order && JSON.stringify(a.order.protocolFees) === JSON.stringify([{ surplus: { factor: 0.5, maxVolumeFactor: 0.0098 } }, { volume: { factor: 0.0003 } }]) ? a : null;
     });
     assert.ok(switched.id > current.id || JSON.stringify(current.order!.protocolFees).includes('0.0003'));
+  });
+
+  it('on a real chain a winner whose score does not cover its gas is not submitted (the order waits)', async () => {
+    await stopLoop();
+    startLoop(null, true); // as on a real chain; no protocol fee, so the score is the order's surplus
+    // sells just a little more than its network fee: what is left of it is worth less than the settlement's gas
+    const order = makeOrder({ sellToken: WETH, buyToken: USDC, sellAmount: 35n * 10n ** 13n, buyAmount: 1n, validTo: Math.floor(Date.now() / 1000) + 1800 });
+    const signature = await signOrder(trader as never, order);
+    const placed = await call(app.baseUrl, 'POST', '/devnet/api/v1/orders', orderBody(order, signature, 'eip712', trader.address));
+    assert.equal(placed.status, 201, JSON.stringify(placed.body));
+    const uid = placed.body as Hex;
+    const refused = await waitFor('a competition refusing it as unprofitable', async () => {
+      const ranked = loop?.last?.ranked ?? [];
+      return ranked.find((r) => r.solution.trades.some((t) => t.order.uid === uid) && r.filteredOut && r.reason?.startsWith('unprofitable')) ?? null;
+    });
+    assert.match(refused.reason!, /^unprofitable: score \d+ does not cover the settlement's gas/);
+    assert.equal(loop!.last!.winner, null);
+    assert.equal((await api.getOrder(uid)).status, 'open');
   });
 });

@@ -125,13 +125,18 @@ describe('solver engines over the Solver Engine API', () => {
     const pays = (market * 101n) / 100n;
     quotes.set(uid.toLowerCase() as Hex, pays);
     await waitFor('the order filled', async () => ((await order(uid)).status === 'fulfilled' ? true : null), 90_000);
-    assert.equal((await order(uid)).executedBuyAmount, pays.toString(), 'the trader got the market maker price, 1 % above the pool');
+    // the trader got the market maker's price, 1 % above the pool, less the protocol fees batchbook charges on top
+    // of every engine's solution (the default schedule: half the improvement over the quote, then 2 bps)
+    const got = BigInt((await order(uid)).executedBuyAmount);
+    const [trade] = (await call(app.baseUrl, 'GET', `/devnet/api/v1/trades?orderUid=${uid}`)).body as Array<{ executedProtocolFees: Array<{ amount: string }> }>;
+    const fees = trade!.executedProtocolFees.reduce((sum, f) => sum + BigInt(f.amount), 0n);
+    assert.ok(fees > 0n && got + fees <= pays && pays - (got + fees) <= 2n, `${got} + fees ${fees} = the ${pays} the engine paid (to rounding)`);
     const success = await waitFor('success notified to the winning engine', async () => notified.get('good')!.find((n) => n.kind === 'success'));
     const competition = await competitions().byAuctionId(Number(success.auctionId));
     assert.ok(competition);
     const byEngine = new Map(competition.solutions.map((s) => [s.solver, s]));
     assert.equal(byEngine.get('good')?.isWinner, true);
-    assert.deepEqual(byEngine.get('good')?.orders.map((o) => [o.id, o.buyAmount]), [[uid, pays.toString()]]);
+    assert.deepEqual(byEngine.get('good')?.orders.map((o) => [o.id, o.buyAmount]), [[uid, got.toString()]]);
     // the refused ones are on the record with their engine's name and why
     assert.match(byEngine.get('zero')?.filterReason ?? '', /clearing price 0/);
     assert.match(byEngine.get('limit')?.filterReason ?? '', /limit price/);

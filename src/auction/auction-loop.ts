@@ -25,6 +25,7 @@ import type { Hex } from 'viem';
 import type { ChainNetwork } from '../chain/network.js';
 import type { BlockHead } from '../chain/block-feed.js';
 import { runCompetition, type RankedSolution } from '../solver/competition.js';
+import { scoreSolution } from '../solver/solution.js';
 import type { Driver, PreparedSettlement, SettlementOutcome } from '../solver/driver.js';
 import { findFailingOrders } from '../solver/failing-orders.js';
 import { BadTokenDetector } from './bad-tokens.js';
@@ -95,6 +96,12 @@ export interface AuctionLoopOptions {
   isMergedSolution?: ((solution: Solution) => boolean) | null;
   /** tokens that keep making settlements fail are left out for a while (default: a detector with its defaults) */
   badTokens?: BadTokenDetector;
+  /**
+   * A winner whose score (surplus + protocol fees, native token) does not cover its settlement's gas at the
+   * current gas price is not submitted (issue 23 / review M7: the operator never pays for a settlement at a
+   * loss); the next best one is tried. On for real chains.
+   */
+  requireGasCoverage?: boolean;
 }
 
 /** Holds auctions back while `paused` (shared by every auction loop of a node, across restarts of the loops). */
@@ -167,15 +174,20 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
   async function compete(auction: Auction, head: number): Promise<{ ranked: RankedSolution[]; plan: PreparedSettlement | null }> {
     // the winner is the best solution whose settlement simulates; its prepared transaction is kept
     let plan: PreparedSettlement | null = null;
+    const hooked = auction.orders.some((o) => o.hookGas > 0n);
+    const gasPrice = hooked || options.requireGasCoverage ? await network.reader.gasPrice().catch(() => 0n) : 0n;
     const accept = driver
       ? async (solution: Solution) => {
           const prepared = await driver.prepare(solution, auction.id);
+          if (prepared.ok && options.requireGasCoverage) {
+            const score = scoreSolution(solution, auction.prices);
+            const cost = prepared.gasEstimate * gasPrice;
+            if (score < cost) return { ok: false as const, reason: `unprofitable: score ${score} does not cover the settlement's gas (${prepared.gasEstimate} × ${gasPrice} wei)` };
+          }
           if (prepared.ok) plan = prepared;
           return prepared;
         }
       : null;
-    const hooked = auction.orders.some((o) => o.hookGas > 0n);
-    const gasPrice = hooked ? await network.reader.gasPrice().catch(() => 0n) : 0n;
     const ranked = await runCompetition(auction, solvers, accept, logger, gasPrice);
     if (!driver) return { ranked, plan };
     const winner = ranked.find((r) => r.isWinner);

@@ -6,7 +6,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Address } from 'viem';
+import { decodeFunctionData, type Address, type Hex } from 'viem';
+import { ROUTER_SWAP_ABI } from '../solver/amm-router.js';
 import { AmmRouterEngine, CowMatcherEngine } from './engines.js';
 import { PRICE_SCALE } from '../solver/auction-types.js';
 import { toSolverOrder } from './orders.js';
@@ -83,5 +84,13 @@ describe('built-in engines behind the API', () => {
     const [t] = trades;
     // gas: overhead 106 391 + trade 60 000 + its swap's two interactions (approve, swap) 120 000, at 1 gwei and WETH's price 1e18
     assert.ok(t!.kind === 'fulfillment' && t!.fee === (106_391n + 60_000n + 120_000n) * 1_000_000_000n, `${t!.kind === 'fulfillment' ? t!.fee : ''}`);
+    // the swap's floor is what the order is paid after its fee, below what the pool yields: the fee absorbs a
+    // swap landing first (issue 19), the settlement's buffers never do
+    const [s] = solutions;
+    const swap = s!.interactions.find((i) => i.kind === 'custom' && i.target.toLowerCase() === network.amm.router)!;
+    const { args } = decodeFunctionData({ abi: ROUTER_SWAP_ABI, data: (swap as { callData: Hex }).callData });
+    const paid = (((t as { executedAmount: bigint }).executedAmount * s!.prices[A]!) + s!.prices[B]! - 1n) / s!.prices[B]!;
+    assert.equal(args[1], paid, 'amountOutMin = what the order receives');
+    assert.ok(args[1] < (swap as { outputs: Array<{ amount: bigint }> }).outputs[0]!.amount, 'below the pool\'s yield');
   });
 });

@@ -11,14 +11,14 @@
  * `EngineService` puts the codec and a concurrency bound in front of an engine: the HTTP routes and the
  * in-process transport both go through it.
  */
-import type { Address } from 'viem';
+import { decodeFunctionData, encodeFunctionData, type Address } from 'viem';
 import type { Auction, SolvableOrder } from '../solver/auction-types.js';
 import type { ChainClient } from '../chain/client.js';
-import { AmmRouter, candidateOrder } from '../solver/amm-router.js';
+import { AmmRouter, candidateOrder, ROUTER_SWAP_ABI } from '../solver/amm-router.js';
 import { CowMatcher } from '../solver/cow-matcher.js';
 import { contractExecution } from '../solver/encode-solution.js';
 import { InvalidSolutionError, respectsLimit, verifySolution, type ProposedTrade, type Solution, type Solver } from '../solver/solution.js';
-import { chargeFeePolicies } from '../protocol/index.js';
+import { BUY_ETH_ADDRESS, chargeFeePolicies } from '../protocol/index.js';
 import { PoolSnapshot } from '../solver/uniswap-v2-pools.js';
 import { CodecError, decodeAuction, decodeNotification, encodeSolveResponse } from './codec.js';
 import { fromSolverOrder } from './orders.js';
@@ -119,7 +119,7 @@ export function networkFeeOf(trade: ProposedTrade, solution: Solution, fees: Net
 }
 
 /** The wire solution, and the orders whose limit fails once their network fee and fee policies are charged. */
-export function pricedSolution(solution: Solution, id: number, fees: NetworkFees | null): { wire: SolverSolution; failing: Set<string> } | null {
+export function pricedSolution(solution: Solution, id: number, fees: NetworkFees | null): { wire: SolverSolution; failing: Set<string>; payout: bigint } | null {
   const traded = new Set(solution.trades.flatMap((t) => [t.order.sellToken, t.order.buyToken]));
   let prices: Map<Address, bigint> | null = new Map([...solution.clearingPrices].filter(([t]) => traded.has(t)));
   // one directed pair at one price pair (the AMM router's aggregate): those are the solution's uniform prices
@@ -167,6 +167,8 @@ export function pricedSolution(solution: Solution, id: number, fees: NetworkFees
   }));
   const failing = new Set<string>();
   const uniform = prices;
+  /** what the trades pay out once every fee is charged */
+  let payout = 0n;
   const trades = solution.trades.map((t) => {
     const fee = fees ? networkFeeOf(t, solution, fees) : 0n;
     // a sell order's fee is taken out of what it swaps at the uniform prices; a buy order pays it on top
@@ -174,7 +176,8 @@ export function pricedSolution(solution: Solution, id: number, fees: NetworkFees
     if (fees) {
       const charged = executed > 0n ? chargeFeePolicies({ order: t.order, prices: { sell: uniform.get(t.order.sellToken)!, buy: uniform.get(t.order.buyToken)! }, executed, fee }, t.order.feePolicies) : null;
       if (!charged || charged.executed <= 0n || !respectsLimit(t.order, charged.executedSell, charged.executedBuy)) failing.add(t.order.uid);
-    }
+      payout += charged?.executedBuy ?? 0n;
+    } else payout += t.executedBuy;
     return { kind: 'fulfillment' as const, order: t.order.uid, fee, executedAmount: executed };
   });
   const wire: SolverSolution = {
@@ -185,7 +188,31 @@ export function pricedSolution(solution: Solution, id: number, fees: NetworkFees
     interactions: intra,
     postInteractions: calls(solution.interactions.post),
   };
-  return { wire, failing };
+  return { wire, failing, payout };
+}
+
+/**
+ * The AMM router's solution with its swap's minimum out lowered to what the orders are paid once their fees are
+ * charged (issue 19): the orders get what the pool yields less their stated fees, and a swap landing first that
+ * moves the pool by less than those fees still settles — it is taken from the fees the settlement keeps, never
+ * from its buffers; one that moves it more makes the settlement revert. Only a single swap not paying native ETH.
+ */
+export function withFeeCushion(solution: Solution, fees: NetworkFees, router: Address): Solution {
+  const swaps = solution.interactions.intra.filter((i) => i.target.toLowerCase() === router.toLowerCase());
+  if (swaps.length !== 1 || solution.trades.some((t) => t.order.buyToken === BUY_ETH_ADDRESS)) return solution;
+  const priced = pricedSolution(solution, 0, fees);
+  if (!priced || priced.failing.size > 0) return solution;
+  const swap = swaps[0]!;
+  const decoded = decodeFunctionData({ abi: ROUTER_SWAP_ABI, data: swap.callData });
+  if (decoded.functionName !== 'swapExactTokensForTokens') return solution;
+  const [amountIn, minOut, path, to, deadline] = decoded.args;
+  if (priced.payout <= 0n || priced.payout >= minOut) return solution;
+  // the declared effect stays what the pool yields at the auction's reserves; only the swap's floor is lowered
+  const callData = encodeFunctionData({ abi: ROUTER_SWAP_ABI, functionName: 'swapExactTokensForTokens', args: [amountIn, priced.payout, path, to, deadline] });
+  return {
+    ...solution,
+    interactions: { ...solution.interactions, intra: solution.interactions.intra.map((i) => (i === swap ? { ...i, callData } : i)) },
+  };
 }
 
 /** The wire solutions of those whose every trade still holds its limit after its fees. */
@@ -277,7 +304,7 @@ export class AmmRouterEngine implements SolverEngine {
     let trades = 0;
     const take = (solution: Solution) => {
       trades += solution.trades.length;
-      solutions.push(solution);
+      solutions.push(withFeeCushion(solution, fees, amm.router.toLowerCase() as Address));
     };
     const holds = (s: Solution | undefined): s is Solution => {
       const priced = s && s.trades.length > 0 ? pricedSolution(s, 0, fees) : null;

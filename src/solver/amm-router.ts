@@ -4,11 +4,11 @@
  * group first) and each group is routed as one aggregate: one `swapExactTokensForTokens` of everything its
  * orders sell, so every order of a directed pair clears at one price (the protocol's uniform directed clearing
  * prices), expressed as a price pair the settlement derives every trade of the group from. Buy orders of a
- * group sell what that price asks for their exact buy amount. By default (`slippageBps` 0) the orders are paid
- * what the pool yields at the auction's reserves, less a few atoms of rounding, and the swap's minimum out is
- * exactly that: a swap landing first that moves the pool makes the settlement revert (its orders go to the next
- * auction; the driver does not resend the same solution for a while) instead of paying the orders from the
- * settlement's buffers, and nothing is kept back from the orders (the fees the driver charges are stated apart).
+ * group sell what that price asks for their exact buy amount. By default (`slippageBps` 0) the orders are priced
+ * at what the pool yields at the auction's reserves, less a few atoms of rounding, and nothing is kept back from
+ * them (issue 19); the swap's minimum out is that yield here, and the engine (`withFeeCushion`) lowers it to what
+ * the orders are paid once the driver charges their stated fees: a swap landing first eats into those fees, never
+ * into the settlement's buffers, and one that moves the pool further makes the settlement revert.
  * A `slippageBps` above 0 lets the swap's minimum out allow that much slippage, as far as the orders' limits leave
  * room for; the orders are then paid at that minimum and what the pool yields above it stays in the settlement.
  * The settlement approves the router for the total of each token and swaps with itself as

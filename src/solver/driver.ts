@@ -20,7 +20,7 @@
  *   const plan = await driver.prepare(solution, auctionId);   // plan.ok false: the simulation failed (plan.reason)
  *   if (plan.ok) { const { outcome } = await driver.submit(plan, orderUids); await outcome; }
  */
-import { BaseError, createWalletClient, http, keccak256, slice, type Address, type Hex, type LocalAccount, type WalletClient } from 'viem';
+import { BaseError, createWalletClient, http, keccak256, slice, stringToHex, type Address, type Hex, type LocalAccount, type WalletClient } from 'viem';
 import type { ChainClient } from '../chain/client.js';
 import type { SettlementSubmissions, Submission } from './settlement-submissions.js';
 import { settlementCalldata } from './encode-solution.js';
@@ -37,7 +37,10 @@ export interface PreparedSettlement {
   auctionId: number;
   solution: Solution;
   data: Hex;
+  /** the gas limit sent (the estimate with headroom) */
   gas: bigint;
+  /** the node's gas estimate of the settlement */
+  gasEstimate: bigint;
   /** identifies the solution across auctions: keccak256 of its settle calldata without the auction id */
   solutionHash: Hex;
 }
@@ -93,6 +96,17 @@ export function solutionHashOf(data: Hex): Hex {
   return keccak256(slice(data, 0, (data.length - 2) / 2 - 8));
 }
 
+/**
+ * What identifies a solution across auctions when its trades' fees move with the gas price (issue 23: the
+ * network fee changes the custom prices from block to block): its orders and every interaction it makes.
+ */
+export function solutionIdentity(solution: Solution): Hex {
+  const uids = solution.trades.map((t) => t.order.uid).sort();
+  const { pre, intra, post } = solution.interactions;
+  const calls = [...pre, ...intra, ...post].map((i) => `${i.target}:${i.value}:${i.callData}`);
+  return keccak256(stringToHex(JSON.stringify([uids, calls])));
+}
+
 interface Fees {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
@@ -137,7 +151,7 @@ export class Driver {
     } catch (err) {
       return { ok: false, reason: `encoding: ${errorReason(err)}` };
     }
-    const solutionHash = solutionHashOf(data);
+    const solutionHash = solution.trades.some((t) => t.charges) ? solutionIdentity(solution) : solutionHashOf(data);
     const cooldown = this.options.revertCooldownBlocks ?? 2 * this.deadlineBlocks;
     const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
     const reverted = await submissions.revertedSolution(solutionHash, head - cooldown);
@@ -151,7 +165,7 @@ export class Driver {
         return { ok: false, reason: `simulation: the settlement's balance of ${d!.token} would fall by ${d!.before - d!.after}${check.decreases.length > 1 ? ` (and ${check.decreases.length - 1} more tokens)` : ''}` };
       }
       const estimate = await client.estimateGas({ account: account.address, to: settlement, data });
-      return { ok: true, auctionId, solution, data, gas: (estimate * 13n) / 10n + 20_000n, solutionHash };
+      return { ok: true, auctionId, solution, data, gas: (estimate * 13n) / 10n + 20_000n, gasEstimate: estimate, solutionHash };
     } catch (err) {
       return { ok: false, reason: `simulation: ${errorReason(err)}` };
     }
