@@ -163,6 +163,13 @@ describe('ETH-flow on the devnet (issue 21)', () => {
       return o?.status === 'fulfilled' ? o : null;
     }, 120_000);
     assert.equal(done.executedSellAmount, order.sellAmount.toString());
+    // the settlement ran the contract's wrapAll: WETH's Deposit to the contract, in the same transaction as the trade
+    const [settled] = (await api(`/trades?orderUid=${uid}`)).body as Array<{ txHash: Hex }>;
+    const settlement = await client.getTransactionReceipt({ hash: settled!.txHash });
+    const deposit = settlement.logs.find((l) => l.address.toLowerCase() === t.tokens.WETH && l.topics[0] === '0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c460751c2402c5c5cc9109c');
+    assert.ok(deposit, 'a WETH Deposit in the settlement');
+    assert.equal(`0x${deposit.topics[1]!.slice(26)}`, ethFlow);
+    assert.ok(BigInt(deposit.data) >= order.sellAmount);
     const usdcAfter = await client.readContract({ address: t.tokens.USDC, abi: ERC20, functionName: 'balanceOf', args: [alice.address] });
     assert.ok(usdcAfter - usdcBefore >= order.buyAmount, 'at least the buy amount');
     assert.equal(BigInt(done.executedBuyAmount), usdcAfter - usdcBefore);

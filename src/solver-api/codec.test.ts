@@ -128,3 +128,21 @@ describe('Solver Engine API codec', () => {
     assert.equal(back.receiver, null);
   });
 });
+
+describe('Solver Engine API: eth-flow orders', () => {
+  it('go to engines as production sends them: owner the contract, validTo 2^32 − 1, EIP-1271 with the contract as signature, wrapAll first', () => {
+    const ethFlow = '0x00000000000000000000000000000000000e7f10' as const;
+    const order = testOrder({
+      owner: ethFlow, validTo: 0xffffffff, signingScheme: 'eip1271', signature: ethFlow, class: 'limit', feeAmount: 0n,
+      preInteractions: [{ target: ethFlow, value: 0n, callData: '0x4c84c1c8' }],
+    });
+    const [wire] = encodeAuction(testAuction([order])).orders as Array<Record<string, unknown>>;
+    assert.equal(wire!.owner, ethFlow);
+    assert.equal(wire!.validTo, 4294967295);
+    assert.equal(wire!.signingScheme, 'eip1271');
+    assert.equal(wire!.signature, ethFlow);
+    assert.equal(wire!.class, 'limit');
+    assert.deepEqual((wire!.preInteractions as Array<Record<string, unknown>>).map((i) => [i.target, i.value, i.callData]), [[ethFlow, '0', '0x4c84c1c8']]);
+    if (!skipUpstream) assert.ok(upstream.auction(encodeAuction(testAuction([order]))), upstream.errors(upstream.auction));
+  });
+});
