@@ -9,7 +9,7 @@ import { createChainClient, type ChainClient } from '../chain/client.js';
 import { findFreePort, startDevnet, type Devnet } from '../chain/devnet/index.js';
 import { Indexer } from '../chain/indexer/indexer.js';
 import { openDatabase, type Database } from '../db/connection.js';
-import { OrderBookError } from '../orderbook/order-book-error.js';
+import { OrderBookError } from '../protocol/order-book-error.js';
 import { EthFlowIngest } from '../orderbook/orders/ethflow-ingest.js';
 import { OrderRepository } from '../orderbook/orders/order-repository.js';
 import { ETHFLOW_ABI, ethFlowOrderUid, orderDomain, type EthFlowOrderData } from '../protocol/index.js';
