@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OrderBookApi, OrderKind, OrderStatus, TradingSdk, setGlobalAdapter } from '@cowprotocol/cow-sdk';
 import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
-import { createPublicClient, http, maxUint256, parseAbi, parseEther, parseUnits, type Address, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createWalletClient, http, maxUint256, parseAbi, parseEther, parseUnits, type Address, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { mainnet } from 'viem/chains';
 import { ensureBuilt, startNode, type NodeProcess } from './fixtures/real-chain.js';
@@ -22,6 +22,7 @@ import { MAINNET, UPSTREAM_SOLVER, startMainnetUpstream, type MainnetUpstream } 
 import { startFaultyRpcProxy, type FaultyRpcProxy } from '../src/chain/faulty-rpc-proxy.js';
 import { findFreePort, startAnvil, type AnvilProcess } from '../src/chain/devnet/anvil-process.js';
 import { waitFor } from './fixtures/wait-for.js';
+import { startBatchbook, type Batchbook } from '../src/index.js';
 
 const SECRET = 'sk-F0RK-5ECRET-0123456789abcdef';
 const SETTLEMENT: Address = '0x9008D19f58AAbD9eD0D60971565AA8510560ab41';
@@ -200,11 +201,22 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
   // (slippage and volatility need several 5-minute buckets of the pairs' Sync events, indexed from the fork block on)
   it('yield values the real pairs at their reserves', async () => {
     const [r0] = await fork.readContract({ address: MAINNET.usdcWethPair, abi: pairAbi, functionName: 'getReserves' });
-    const yieldRes = await fetch(`${node!.base}/1/yield/pools`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([MAINNET.usdcWethPair]) });
-    const pools = (await yieldRes.json()) as Array<{ id?: string; pool?: string; tvl: number | null }>;
-    assert.equal(yieldRes.status, 200, JSON.stringify(pools));
-    assert.equal(pools.length, 1);
-    const tvl = pools[0]!.tvl!;
+    // valued once the indexer has the pair's reserves: its first Sync after the fork block, from a swap of a dev account
+    const swapper = info.accounts[1]!.address;
+    const wallet = createWalletClient({ chain: mainnet, transport: http(info.rpcUrl) });
+    await fork.waitForTransactionReceipt({ hash: await wallet.writeContract({ account: swapper, address: MAINNET.weth, abi: parseAbi(['function approve(address, uint256) returns (bool)']), functionName: 'approve', args: [MAINNET.router, maxUint256] }) });
+    const swap = await wallet.writeContract({
+      account: swapper, address: MAINNET.router, functionName: 'swapExactTokensForTokens', args: [parseEther('0.01'), 0n, [MAINNET.weth, MAINNET.usdc], swapper, maxUint256],
+      abi: parseAbi(['function swapExactTokensForTokens(uint256, uint256, address[], address, uint256) returns (uint256[])']),
+    });
+    assert.equal((await fork.waitForTransactionReceipt({ hash: swap })).status, 'success');
+    const tvl = await waitFor('the pair valued by the yield API', async () => {
+      const res = await fetch(`${node!.base}/1/yield/pools`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([MAINNET.usdcWethPair]) });
+      const pools = (await res.json()) as Array<{ tvl: number | null }>;
+      assert.equal(res.status, 200, JSON.stringify(pools));
+      assert.equal(pools.length, 1);
+      return pools[0]!.tvl;
+    }, 30_000, 250);
     const poolTvl = 2 * (Number(r0) / 1e6);
     assert.ok(Math.abs(tvl / poolTvl - 1) < 0.05, `yield TVL ${tvl} vs pool ${poolTvl}`);
   });
@@ -352,5 +364,29 @@ describe('fork mode: an unreachable upstream', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('fork mode through the testing kit: startBatchbook({fork})', () => {
+  let upstream: MainnetUpstream;
+  let bb: Batchbook | null = null;
+
+  before(async () => {
+    await ensureBuilt();
+    upstream = await startMainnetUpstream({ blockTime: 1 });
+  });
+  after(async () => {
+    await bb?.stop();
+    await upstream?.stop();
+  });
+
+  it('passes the URL and block through and hands back the fork\'s chain, order-book URL and fork block', async () => {
+    const block = await upstream.blockNumber();
+    bb = await startBatchbook({ fork: { url: upstream.rpcUrl, block } });
+    assert.equal(bb.chainId, 1);
+    assert.deepEqual(bb.fork, { chainId: 1, block });
+    assert.equal(bb.orderBookUrl, `${bb.url}/mainnet`);
+    assert.equal((await fetch(`${bb.orderBookUrl}/api/v1/version`)).status, 200);
+    assert.equal(bb.contracts.weth, MAINNET.weth);
   });
 });

@@ -34,7 +34,7 @@ import {
 } from './deployment.js';
 import { installHooksTrampoline } from './deploy.js';
 import type { DevnetRpc } from './rpc.js';
-import { setTokenBalance } from './token-balance-slot.js';
+import { setTokenBalance, TokenBalanceSlotError } from './token-balance-slot.js';
 import { assertAllSucceeded, readBatch, sendAndMine, steppingClock, type BlockClock, type DevTx } from './transactions.js';
 import { decodeDecimals, decodeTokenText } from '../token-text.js';
 import { knownAmm, knownMajorTokens, knownUsdStables } from '../amm-registry.js';
@@ -155,8 +155,14 @@ export async function setUpFork(rpc: DevnetRpc, options: ForkSetupOptions): Prom
   // ---- dev accounts: every listed token by storage writes, approvals by transactions ----------------------------
   const worth = await nativeWorth(rpc, tokens, pools, lower(wrapped));
   for (const token of tokens) {
-    for (const holder of traders) await setTokenBalance(rpc, token.address, holder, worth(token, TRADER_WORTH_IN_NATIVE));
-    await setTokenBalance(rpc, token.address, bot, worth(token, BOT_WORTH_IN_NATIVE));
+    try {
+      for (const holder of traders) await setTokenBalance(rpc, token.address, holder, worth(token, TRADER_WORTH_IN_NATIVE));
+      await setTokenBalance(rpc, token.address, bot, worth(token, BOT_WORTH_IN_NATIVE));
+    } catch (err) {
+      // a token whose balances are computed (rebasing, shares) is listed but cannot be funded by a storage write
+      if (!(err instanceof TokenBalanceSlotError)) throw err;
+      log.warn(`fork: ${token.symbol} (${token.address}) is listed but not funded: ${err.message}`);
+    }
   }
   const approvals: DevTx[] = [];
   const nonces = new Map<Address, number>();

@@ -10,17 +10,21 @@ export class ForkUpstreamError extends Error {
   }
 }
 
-/** `text` with every occurrence of the URL (and of its origin) replaced by FORK_URL. */
+/**
+ * `text` with the URL and every part of it that may be a secret replaced by FORK_URL: the URL itself, its host,
+ * user and password, and each path segment and query value of 6 characters or more (API keys sit there).
+ */
 export function redactForkUrl(text: string, forkUrl: string): string {
-  let out = text.split(forkUrl).join('FORK_URL');
+  const parts = [forkUrl];
   try {
     const u = new URL(forkUrl);
-    for (const part of [u.origin + u.pathname, u.host, u.search.slice(1), u.username, u.password]) {
-      if (part.length >= 4) out = out.split(part).join('FORK_URL');
-    }
+    parts.push(u.origin + u.pathname, u.host, u.hostname, u.username, u.password, u.search.slice(1));
+    parts.push(...u.pathname.split('/').map(decodeURIComponent), ...[...u.searchParams.values()]);
   } catch {
-    // not a URL: the full string was replaced already
+    // not a URL: only the full string is replaced
   }
+  let out = text;
+  for (const part of [...new Set(parts)].filter((p) => p.length >= 6).sort((a, b) => b.length - a.length)) out = out.split(part).join('FORK_URL');
   return out;
 }
 
