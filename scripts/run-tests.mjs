@@ -2,8 +2,9 @@
 // Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), after a type check.
 // Usage: npm test [-- <path filter> ...]   e.g. `npm test -- src/protocol`
 // Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
-// TEST_TIMEOUT_MS (default 180 s; scripts/test-limits.mjs), and each file TEST_FILE_TIMEOUT_MS (default 30 min: a
-// file whose process stays up after its tests, e.g. on a leaked handle, is stopped and reported).
+// TEST_TIMEOUT_MS (default 300 s, above the 180 s start-up waits of the node fixtures; scripts/test-limits.mjs),
+// and each file TEST_FILE_TIMEOUT_MS (default 30 min: a file whose process stays up after its tests, e.g. on a
+// leaked handle, is stopped and reported).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

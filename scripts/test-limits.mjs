@@ -9,7 +9,7 @@ import { runInThisContext } from 'node:vm';
 const require = createRequire(import.meta.url);
 const nodeTest = require('node:test');
 
-const limit = Number(process.env.TEST_TIMEOUT_MS ?? 180_000);
+const limit = Number(process.env.TEST_TIMEOUT_MS ?? 300_000);
 /** explicit timeouts of the suites being built (describe bodies run synchronously while their suite is created) */
 const suiteTimeouts = [];
 

@@ -99,7 +99,7 @@ describe('control API and deterministic mode', () => {
     // @ts-expect-error plain JavaScript build scripts without type declarations
     if (!distIsCurrent()) await (await import('../scripts/build.mjs')).build({ compiler: 'esbuild' });
     [x, y] = await Promise.all([startBatchbook({ deterministic: true, startTimeoutMs: 600_000 }), startBatchbook({ deterministic: true, startTimeoutMs: 600_000 })]);
-  });
+  }, { timeout: 660_000 }); // above the instances' own start timeout
   after(async () => {
     await Promise.all([x?.stop(), y?.stop()]);
   });

@@ -50,7 +50,8 @@ describe('startBatchbook', () => {
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
-  it('runs two instances in one process, each described as GET /devnet describes it', async () => {
+  // two instances may take up to their 600 s start timeout on a loaded machine: the test's limit is above it
+  it('runs two instances in one process, each described as GET /devnet describes it', { timeout: 660_000 }, async () => {
     [a, b] = await Promise.all([startBatchbook({ deterministic: true, startTimeoutMs: 600_000 }), startBatchbook({ deterministic: true, startTimeoutMs: 600_000 })]);
     for (const bb of [a, b]) {
       assert.match(bb.url, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -86,7 +87,7 @@ describe('startBatchbook', () => {
     await a.stop(); // idempotent
   });
 
-  it('a holder killed with SIGKILL takes its node and anvil with it', async () => {
+  it('a holder killed with SIGKILL takes its node and anvil with it', { timeout: 360_000 }, async () => {
     const holder = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/batchbook-holder.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     holder.stdout!.on('data', (d) => (out += d));

@@ -49,7 +49,11 @@ describe('real-chain mode: RPC_URL_100 against a separately started node, Postgr
     node = await start();
     assert.match(node.output(), /order book \(xdai\): http:\/\/127\.0\.0\.1:\d+\/xdai\/api\/v1/);
     assert.doesNotMatch(node.output(), /devnet JSON-RPC/);
-    assert.equal((await fetch(`${node.base}/readyz`)).status, 200);
+    const ready = await fetch(`${node.base}/readyz`);
+    assert.equal(ready.status, 200);
+    // a real network is indexed from the head: the settlement's events only, no token holders, no pools, no factory
+    const { indexed } = (await ready.json()) as { indexed: Record<string, unknown> };
+    assert.deepEqual(indexed, { xdai: { settlement: chain.deployment.contracts.settlement.toLowerCase(), holderTokens: [], pools: 0, factory: null } });
     assert.equal((await fetch(`${node.base}/devnet`)).status, 404);
     const version = await fetch(`${node.base}/xdai/api/v1/version`);
     assert.equal(version.status, 200);

@@ -60,7 +60,8 @@ describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bb-start-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('comes up with no configuration, prints where things are, serves, and stops cleanly on SIGTERM; a restart resumes', async () => {
+  // two start-ups, each allowed 180 s by start() on a loaded machine
+  it('comes up with no configuration, prints where things are, serves, and stops cleanly on SIGTERM; a restart resumes', { timeout: 420_000 }, async () => {
     const env = { DATA_DIR: dataDir, PORT: String(await findFreePort()), DEVNET_PORT: String(await findFreePort()), DEVNET_HISTORY_HOURS: '1', LOG_LEVEL: 'info' };
     const first = await start(env);
     const out = first.output();
@@ -100,7 +101,7 @@ describe('npm start', () => {
     }
   });
 
-  it('says so and stops when the devnet (anvil) dies, rather than serving a dead chain', { skip: pgrepSkip }, async () => {
+  it('says so and stops when the devnet (anvil) dies, rather than serving a dead chain', { skip: pgrepSkip, timeout: 240_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bb-start-kill-'));
     try {
       const devnetPort = await findFreePort();
