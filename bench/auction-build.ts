@@ -16,6 +16,7 @@ import { sql } from 'kysely';
 import { startTestApp } from '../test/fixtures/app.js';
 import { AuctionBuilder } from '../src/auction/build-auction.js';
 import { AuctionStore } from '../src/auction/auction-store.js';
+import { DEFAULT_FEE_SCHEDULE } from '../src/loops.js';
 import { AmmNativePrice } from '../src/orderbook/pricing/amm-native-price.js';
 import { toBytes, toNumeric } from '../src/db/codec.js';
 import type { Figure } from './figure.js';
@@ -128,7 +129,8 @@ export async function benchAuctionBuild(): Promise<Figure> {
 
     // ---- measure --------------------------------------------------------------------------------------------
     const nativePrices = new AmmNativePrice({ client: network.client as never, factory: network.amm!.factory, wrappedNative: network.wrappedNative!, connectors: network.connectors, ttlMs: 0 });
-    const builder = new AuctionBuilder({ chainId: 31337, db, reader: network.reader, settlement: network.settlement, vaultRelayer: network.vaultRelayer, nativePrices });
+    // fee policies on (issue 23): production's documented schedule, worked out for every order of every auction
+    const builder = new AuctionBuilder({ chainId: 31337, db, reader: network.reader, settlement: network.settlement, vaultRelayer: network.vaultRelayer, nativePrices, fees: DEFAULT_FEE_SCHEDULE });
     const store = new AuctionStore(db, 31337);
     const block = await network.client.getBlock({ blockTag: 'latest' });
     const plainSelect = () => sql`select * from orders where chain_id = ${31337} and cancellation_timestamp is null and valid_to >= ${now}`.execute(db);

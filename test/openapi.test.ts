@@ -124,6 +124,9 @@ describe('OpenAPI document', () => {
     await checked_call('GET', `/31337/tokens/${usdc}/topHolders`);
     await checked_call('GET', `/31337/accounts/${trader.address}/balances?tokens=${weth},${usdc},0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE`);
     await checked_call('GET', `/31337/accounts/${trader.address}/balances`);
+    await checked_call('GET', `/31337/accounts/${trader.address}/partnerFees`);
+    await checked_call('GET', '/31337/accounts/0x12/partnerFees');
+    await checked_call('GET', `/424242/accounts/${trader.address}/partnerFees`);
     await checked_call('GET', `/31337/markets/${weth}-${usdc}/slippageTolerance`);
     await checked_call('POST', '/31337/yield/pools', []);
     await checked_call('GET', '/31337/yield/pools-average-apr');

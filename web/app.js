@@ -288,9 +288,15 @@ function LiveBalances({ network, address, tokens }) {
 function AddressView({ network, address, tokens, tick }) {
   const orders = useJson(`/${network.name}/api/v1/account/${address}/orders?limit=20`, tick);
   const notifications = useJson(`/dashboard/api/${network.name}/accounts/${address}/notifications`, address);
+  const partnerFees = useJson(`/${network.chainId}/accounts/${address}/partnerFees`, tick);
   return html`<div><h2 class="mono" data-testid="address">${address}</h2><div class="grid">
     <${LiveBalances} network=${network} address=${address} tokens=${tokens} />
     <${Card} title="Orders" testid="address-orders"><${Failure} error=${orders.error} /><${OrdersTable} orders=${orders.data} tokens=${tokens} /></${Card}>
+    <${Card} title="Partner fees accrued" note="app-data partner fees paid to this address" testid="partner-fees"><${Failure} error=${partnerFees.error} />
+      ${partnerFees.data && (partnerFees.data.totals.length === 0 ? html`<p class="muted">none</p>` : html`<table><tr><th>token</th><th class="num">total</th></tr>
+        ${partnerFees.data.totals.map((t) => html`<tr><td>${tokens[t.token]?.symbol ?? shortHex(t.token, 6)}</td><td class="num"><${Amount} tokens=${tokens} token=${t.token} atoms=${t.amount} /></td></tr>`)}</table>
+        <p class="muted">${partnerFees.data.fees.length} fee${partnerFees.data.fees.length === 1 ? '' : 's'}, latest in block ${partnerFees.data.fees[0]?.blockNumber}</p>`)}
+    </${Card}>
     ${notifications.data?.available && html`<${Card} title="Notifications" testid="notifications">
       ${(Array.isArray(notifications.data.notifications) ? notifications.data.notifications : [notifications.data.notifications]).map((n) => html`<pre class="mono">${JSON.stringify(n, null, 1)}</pre>`)}
     </${Card}>`}
@@ -309,6 +315,7 @@ function OrderView({ network, uid, tokens, tick }) {
         <dt>sell</dt><dd><${Amount} tokens=${tokens} token=${o.sellToken} atoms=${o.sellAmount} /></dd>
         <dt>buy (limit)</dt><dd><${Amount} tokens=${tokens} token=${o.buyToken} atoms=${o.buyAmount} /></dd>
         <dt>executed</dt><dd><${Amount} tokens=${tokens} token=${o.sellToken} atoms=${o.executedSellAmount} /> → <${Amount} tokens=${tokens} token=${o.buyToken} atoms=${o.executedBuyAmount} /></dd>
+        <dt>fees</dt><dd data-testid="order-fees"><${Amount} tokens=${tokens} token=${o.executedFeeToken ?? o.sellToken} atoms=${o.executedFee ?? '0'} /> <span class="muted">(network, protocol and partner fees)</span></dd>
         <dt>created</dt><dd>${when(o.creationDate)}</dd><dt>valid to</dt><dd>${when(o.validTo * 1000)}</dd>
         <dt>uid</dt><dd class="mono">${o.uid}</dd></dl>`}
     </${Card}>

@@ -10,6 +10,7 @@ import { A, B, E18, testOrder } from '../../test/fixtures/solver-auctions.js';
 import type { Auction } from '../solver/auction-types.js';
 import { getAmountOut } from '../solver/uniswap-v2-pools.js';
 import { checkSolution, mergeSolutions, type CheckContext } from './solution-check.js';
+import { chargeFeePolicies } from '../protocol/index.js';
 import type { SolverConstantProductPool, SolverSolution } from './schemas.js';
 
 const SETTLEMENT = '0x9008d19f58aabd9ed0d60971565aa8510560ab41' as Address;
@@ -49,6 +50,27 @@ const refused = (s: SolverSolution, kind: string, reason: RegExp) => {
 };
 
 describe('engine solution checks', () => {
+  it("charges the order's fee policies on top of the engine's network fee, and refuses a solution whose limit fails after them (issue 23)", () => {
+    const fee = 10n ** 15n;
+    const policies = [{ kind: 'volume' as const, factor: 0.0002 }];
+    const charged = { ...sell, feePolicies: policies };
+    const withFees: CheckContext = { ...ctx, auction: { ...auction, orders: [charged, partial] } };
+    const r = checkSolution('mine', solution({ trades: [{ kind: 'fulfillment', order: sell.uid, executedAmount: E18 - fee, fee }] }), withFees);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    const [t] = r.solution.trades;
+    const expected = chargeFeePolicies({ order: charged, prices: { sell: out, buy: E18 }, executed: E18 - fee, fee }, policies);
+    assert.deepEqual([t!.executedSell, t!.executedBuy], [E18, expected.executedBuy]);
+    // 2 bps of what the trader would receive after the network fee: ceil((1e18 − fee) × out / 1e18) × 0.0002
+    assert.deepEqual(t!.charges?.protocolFees, [(((E18 - fee) * out + E18 - 1n) / E18 * 2n) / 10_000n]);
+    assert.ok(expected.executedBuy < ((E18 - fee) * out) / E18, 'the trader receives less than before the fee');
+    // a limit that holds at the clearing prices but not after the fees: refused
+    const tight = { ...charged, buyAmount: out - fee * out / E18 - 1n };
+    const tightCtx: CheckContext = { ...ctx, auction: { ...auction, orders: [tight, partial] } };
+    const t2 = checkSolution('mine', solution({ trades: [{ kind: 'fulfillment', order: sell.uid, executedAmount: E18 - fee, fee }] }), tightCtx);
+    assert.equal(t2.ok, false);
+    if (!t2.ok) assert.match(t2.reason, /limit price not respected/);
+  });
+
   it('accepts a routed order: amounts from the uniform prices, the swap through the auction pool encoded', () => {
     const r = checkSolution('mine', solution(), ctx);
     assert.ok(r.ok);

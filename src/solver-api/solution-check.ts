@@ -88,14 +88,14 @@ function toSolution(engine: string, wire: SolverSolution, ctx: CheckContext): So
     if (order.sellAmount * sellPrice < order.buyAmount * buyPrice) throw new Refusal('invalidClearingPrices', `order ${uid}: limit price not respected by the clearing prices`);
     // the order's fee policies on top of the engine's network fee, at the uniform prices (issue 23, reference §5);
     // a trade whose limit no longer holds after them makes the solution fail the limit check below
-    const prices2 = { sell: sellPrice, buy: buyPrice };
-    const charged = chargeFeePolicies({ order, prices: prices2, executed, fee }, order.feePolicies);
+    const tradePrices = { sell: sellPrice, buy: buyPrice };
+    const charged = chargeFeePolicies({ order, prices: tradePrices, executed, fee }, order.feePolicies);
     const atUniform = order.kind === 'sell' ? { sell: executed, buy: ceilDiv(executed * sellPrice, buyPrice) } : { sell: (executed * buyPrice) / sellPrice, buy: executed };
     trades.push({
       order,
       executedSell: charged.executedSell,
       executedBuy: charged.executedBuy,
-      charges: { prices: prices2, networkFee: fee, policies: order.feePolicies, protocolFees: charged.protocolFees, atUniform },
+      charges: { prices: tradePrices, networkFee: fee, policies: order.feePolicies, protocolFees: charged.protocolFees, atUniform },
     });
     clearing.set(order.sellToken, sellPrice);
     clearing.set(order.buyToken, buyPrice);

@@ -97,13 +97,14 @@ export function solutionHashOf(data: Hex): Hex {
 }
 
 /**
- * What identifies a solution across auctions when its trades' fees move with the gas price (issue 23: the
- * network fee changes the custom prices from block to block): its orders and every interaction it makes.
+ * What identifies a solution across auctions when its amounts move with the gas price (issue 23: the network fee
+ * changes the custom prices, and the AMM swap's floor, from block to block): its orders and the calls it makes
+ * (target and function), whatever their amounts.
  */
 export function solutionIdentity(solution: Solution): Hex {
   const uids = solution.trades.map((t) => t.order.uid).sort();
   const { pre, intra, post } = solution.interactions;
-  const calls = [...pre, ...intra, ...post].map((i) => `${i.target}:${i.value}:${i.callData}`);
+  const calls = [...pre, ...intra, ...post].map((i) => `${i.target.toLowerCase()}:${i.callData.slice(0, 10)}`);
   return keccak256(stringToHex(JSON.stringify([uids, calls])));
 }
 
