@@ -32,6 +32,17 @@ export type ThreadMessage = { ready: true } | { deadline: number } | { result: s
 
 const EMPTY = JSON.stringify({ solutions: [] });
 
+/**
+ * The auction's deadline as far as it can be seen without parsing the body (epoch ms), or null: decoding thousands
+ * of orders takes the thread a while, and the deadline holds from the moment the auction arrives. Only ever makes
+ * the stop earlier (the decoded deadline comes later and the earlier of both holds).
+ */
+export function deadlineSeen(body: unknown): number | null {
+  const text = typeof body === 'string' ? /"deadline"\s*:\s*"([^"]{10,40})"/.exec(body)?.[1] : (body as { deadline?: unknown } | null)?.deadline;
+  const at = typeof text === 'string' ? Date.parse(text) : NaN;
+  return Number.isFinite(at) ? at : null;
+}
+
 function workerSource(): { code: string; data: { main: string; tsx: string | null } } {
   const fromSources = import.meta.url.endsWith('.ts');
   const main = new URL(`./engine-thread-main.${fromSources ? 'ts' : 'js'}`, import.meta.url).href;
@@ -109,13 +120,15 @@ export class ThreadedEngine implements BodySolver {
         }
         end();
       };
+      let stop = received + this.maxSolveMs;
       const stopAt = (at: number) => {
+        stop = Math.min(stop, at);
         clearTimeout(timer);
-        timer = setTimeout(() => settle(() => resolve(EMPTY), false), Math.max(0, at - Date.now()));
+        timer = setTimeout(() => settle(() => resolve(EMPTY), false), Math.max(0, stop - Date.now()));
       };
       const onMessage = (m: ThreadMessage) => {
         if ('ready' in m) return;
-        if ('deadline' in m) return stopAt(Math.min(m.deadline, received + this.maxSolveMs));
+        if ('deadline' in m) return stopAt(m.deadline);
         if ('result' in m) return settle(() => resolve(m.result), true);
         if ('codecError' in m) return settle(() => reject(new CodecError(m.codecError)), true);
         settle(() => reject(new Error(`${this.name}: ${m.error}`)), true);
@@ -125,7 +138,7 @@ export class ThreadedEngine implements BodySolver {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      stopAt(received + this.maxSolveMs);
+      stopAt(deadlineSeen(body) ?? stop);
       const task: ThreadTask = { engine: this.name, network: this.network, body, limits };
       worker.postMessage(task);
     });
