@@ -11,6 +11,28 @@ import type { Figure } from './figure.js';
 import { auctionOf } from '../test/fixtures/solver-auctions.js';
 import { encodeAuction } from '../src/solver-api/codec.js';
 import { CowMatcherEngine, EngineService } from '../src/solver-api/engines.js';
+import { ThreadedEngine } from '../src/solver-api/engine-threads.js';
+
+/**
+ * An auction of `orders` orders with a deadline `ms` ahead, solved by `service`: how late the answer came after the
+ * deadline (negative: before it) and the longest the event loop was held meanwhile (a 10 ms ticker's worst gap).
+ */
+async function againstDeadline(service: EngineService, orders: number, ms: number): Promise<{ lateMs: number; stallMs: number }> {
+  const body = JSON.stringify({ ...(encodeAuction(auctionOf(orders, 100)) as object), deadline: new Date(Date.now() + ms).toISOString() });
+  const deadline = Date.now() + ms;
+  let last = performance.now();
+  let stallMs = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last - 10);
+    last = now;
+  }, 10);
+  await service.solve(body);
+  const lateMs = Date.now() - deadline;
+  clearInterval(ticker);
+  stallMs = Math.max(stallMs, performance.now() - last - 10);
+  return { lateMs, stallMs };
+}
 
 async function median(runs: number, f: () => unknown | Promise<unknown>): Promise<number> {
   const times: number[] = [];
@@ -36,7 +58,23 @@ export async function benchSolverEngines(): Promise<Figure[]> {
   const answer = JSON.parse(await engine.solve(body)) as { solutions: Array<{ trades: unknown[] }> };
   const solveMs = await median(5, () => engine.solve(body));
   const parseMs = await median(7, () => JSON.parse(body));
+  // issue 19: a 5 000-order auction with a 2 s deadline, on a worker thread vs on the event loop
+  const network = { chainId: 1, settlement: '0x9008d19f58aabd9ed0d60971565aa8510560ab41' as const, amm: null, connectors: [], wrappedNative: null };
+  const threaded = new EngineService(new ThreadedEngine('cow-matcher', network));
+  await againstDeadline(threaded, 100, 2_000); // the thread loads its modules
+  const offLoop = await againstDeadline(threaded, 5_000, 2_000);
+  await threaded.close();
+  const onLoop = await againstDeadline(new EngineService(new CowMatcherEngine(network)), 5_000, 2_000);
   return [
+    {
+      name: 'cow-matcher, 5 000 orders, deadline 2 s ahead: longest event-loop stall while solving',
+      value: offLoop.stallMs,
+      unit: 'ms',
+      baseline: onLoop.stallMs,
+      baselineUnit: 'ms when solved on the event loop',
+      ratio: offLoop.stallMs / Math.max(1, onLoop.stallMs),
+      note: `answered ${offLoop.lateMs} ms after the deadline on the thread (${onLoop.lateMs} ms on the event loop)`,
+    },
     {
       name: 'solver API: encode auction (10 000 orders, 100 pools)',
       value: encodeMs,

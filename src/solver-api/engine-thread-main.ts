@@ -19,4 +19,5 @@ if (port) {
       (err: unknown) => send(err instanceof CodecError ? { codecError: err.message } : { error: err instanceof Error ? err.message : String(err) }),
     );
   });
+  send({ ready: true }); // loaded: the engine side may count on this thread now
 }

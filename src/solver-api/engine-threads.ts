@@ -14,7 +14,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Address } from 'viem';
 import { CodecError } from './codec.js';
-import type { AuctionLimits, BodySolver, BuiltInEngineName, EngineNetwork } from './engines.js';
+import { solveBody, type AuctionLimits, type BodySolver, type BuiltInEngineName, type EngineNetwork, type SolverEngine } from './engines.js';
 
 /** What the worker needs of the network (no client: the built-ins read pools from the auction). */
 export type ThreadNetwork = Omit<EngineNetwork, 'client'>;
@@ -28,9 +28,20 @@ export interface ThreadTask {
 }
 
 /** What the worker answers: the deadline once decoded, then the JSON text or the refusal. */
-export type ThreadMessage = { deadline: number } | { result: string } | { codecError: string } | { error: string };
+export type ThreadMessage = { ready: true } | { deadline: number } | { result: string } | { codecError: string } | { error: string };
 
 const EMPTY = JSON.stringify({ solutions: [] });
+
+/**
+ * The auction's deadline as far as it can be seen without parsing the body (epoch ms), or null: decoding thousands
+ * of orders takes the thread a while, and the deadline holds from the moment the auction arrives. Only ever makes
+ * the stop earlier (the decoded deadline comes later and the earlier of both holds).
+ */
+export function deadlineSeen(body: unknown): number | null {
+  const text = typeof body === 'string' ? /"deadline"\s*:\s*"([^"]{10,40})"/.exec(body)?.[1] : (body as { deadline?: unknown } | null)?.deadline;
+  const at = typeof text === 'string' ? Date.parse(text) : NaN;
+  return Number.isFinite(at) ? at : null;
+}
 
 function workerSource(): { code: string; data: { main: string; tsx: string | null } } {
   const fromSources = import.meta.url.endsWith('.ts');
@@ -52,6 +63,11 @@ export interface ThreadedEngineOptions {
    * also the bound while its deadline is not known yet (a thread still loading, a body being parsed)
    */
   maxSolveMs?: number;
+  /**
+   * solves in this process while no thread has finished loading (the driver's own engines: its first auctions after
+   * a start); without it an auction waits for its thread
+   */
+  fallback?: SolverEngine | null;
 }
 
 export class ThreadedEngine implements BodySolver {
@@ -60,6 +76,9 @@ export class ThreadedEngine implements BodySolver {
   private closed = false;
   private warmed = false;
   private readonly maxSolveMs: number;
+  private readonly fallback: SolverEngine | null;
+  /** threads that said they finished loading */
+  private readonly loaded = new WeakSet<Worker>();
 
   constructor(
     readonly name: BuiltInEngineName,
@@ -67,6 +86,7 @@ export class ThreadedEngine implements BodySolver {
     options: ThreadedEngineOptions = {},
   ) {
     this.maxSolveMs = options.maxSolveMs ?? 60_000;
+    this.fallback = options.fallback ?? null;
     this.network = { chainId: network.chainId, settlement: network.settlement, amm: network.amm, connectors: [...network.connectors] as Address[], wrappedNative: network.wrappedNative };
   }
 
@@ -77,6 +97,10 @@ export class ThreadedEngine implements BodySolver {
 
   solveBody(body: unknown, limits: AuctionLimits | null): Promise<string> {
     if (this.closed) return Promise.reject(new Error(`${this.name}: closed`));
+    if (this.fallback && !(this.idle && this.loaded.has(this.idle))) {
+      this.warm();
+      return solveBody(this.fallback, body, { limits });
+    }
     const worker = this.idle ?? this.start();
     this.idle = null;
     this.busy.add(worker);
@@ -96,12 +120,15 @@ export class ThreadedEngine implements BodySolver {
         }
         end();
       };
+      let stop = received + this.maxSolveMs;
       const stopAt = (at: number) => {
+        stop = Math.min(stop, at);
         clearTimeout(timer);
-        timer = setTimeout(() => settle(() => resolve(EMPTY), false), Math.max(0, at - Date.now()));
+        timer = setTimeout(() => settle(() => resolve(EMPTY), false), Math.max(0, stop - Date.now()));
       };
       const onMessage = (m: ThreadMessage) => {
-        if ('deadline' in m) return stopAt(Math.min(m.deadline, received + this.maxSolveMs));
+        if ('ready' in m) return;
+        if ('deadline' in m) return stopAt(m.deadline);
         if ('result' in m) return settle(() => resolve(m.result), true);
         if ('codecError' in m) return settle(() => reject(new CodecError(m.codecError)), true);
         settle(() => reject(new Error(`${this.name}: ${m.error}`)), true);
@@ -111,7 +138,7 @@ export class ThreadedEngine implements BodySolver {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      stopAt(received + this.maxSolveMs);
+      stopAt(deadlineSeen(body) ?? stop);
       const task: ThreadTask = { engine: this.name, network: this.network, body, limits };
       worker.postMessage(task);
     });
@@ -134,6 +161,9 @@ export class ThreadedEngine implements BodySolver {
     const { code, data } = workerSource();
     const worker = new Worker(code, { eval: true, workerData: data });
     worker.unref();
+    worker.on('message', (m: ThreadMessage) => {
+      if ('ready' in m) this.loaded.add(worker);
+    });
     // an idle worker that fails is simply forgotten (a busy one fails its auction through its own listeners)
     worker.on('error', () => {
       if (this.idle === worker) this.idle = null;

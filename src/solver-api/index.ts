@@ -13,7 +13,7 @@ import type { Address } from 'viem';
 import type { ChainNetwork } from '../chain/network.js';
 import { AuctionEncoder } from './auction-encoder.js';
 import { EngineSolver, httpTransport, localTransport, type EngineLogger } from './engine-client.js';
-import { BUILT_IN_ENGINES, EngineService, type BuiltInEngineName } from './engines.js';
+import { builtInEngine, BUILT_IN_ENGINES, EngineService, type BuiltInEngineName } from './engines.js';
 import { ThreadedEngine } from './engine-threads.js';
 
 export { registerSolverEngineRoutes } from './routes.js';
@@ -47,7 +47,8 @@ export function buildSolverEngines(network: ChainNetwork, config: SolverEnginesC
   const services = new Map<string, EngineService>(BUILT_IN_ENGINES.map((name) => [name, new EngineService(new ThreadedEngine(name, threadNetwork))]));
   const driverServices: EngineService[] = [];
   const driverService = (name: BuiltInEngineName) => {
-    const engine = new ThreadedEngine(name, threadNetwork);
+    // until its thread has loaded, the driver's engine solves in process (as before threads), not never
+    const engine = new ThreadedEngine(name, threadNetwork, { fallback: builtInEngine(name, { ...threadNetwork, client: network.client }) });
     engine.warm(); // the driver's auctions come every block: its thread loads now, not during the first one
     const service = new EngineService(engine, 1_000);
     driverServices.push(service);
