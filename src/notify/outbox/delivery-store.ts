@@ -47,7 +47,8 @@ export interface ClaimedKey extends LeasedKey {
 
 /**
  * Claims up to `limit` due pending deliveries: they are not due again before `leaseMs` has passed (a dispatcher
- * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed). Deliveries of a
+ * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed). Without
+ * `options` (the relay) a queued row whose time has come is due again too: its message was lost. Deliveries of a
  * subscription whose circuit breaker is open (`paused_until` ahead) are not due. With `options` (the dispatcher):
  * none of a busy subscription, at most `perSubscription` of a healthy one and one of a suspect one, fresh
  * deliveries to healthy subscriptions first and at most `suspectLimit` suspect ones.
@@ -82,7 +83,7 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
     : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
     with due as (
       select d.notification_id, d.subscription_id from notification_deliveries d
-      where d.status = 'pending' and d.next_attempt_at <= now()
+      where d.status in ('pending', 'queued') and d.next_attempt_at <= now()
         and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
       order by d.next_attempt_at
       limit ${limit}
