@@ -18,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, NotificationChannel } from '../channels/channel.js';
 import { attemptDelivery, type AttemptOutcome, type DeliveryPolicy } from './delivery-attempt.js';
-import { claimDue, loadDeliveries, type ClaimedKey } from './delivery-store.js';
+import { claimDue, loadDeliveries, type ClaimedDelivery, type ClaimedKey } from './delivery-store.js';
 import { WakeUp } from './wake-up.js';
 
 export interface DispatcherLogger {
@@ -80,7 +80,12 @@ export class OutboxDispatcher {
     for (const [id, n] of perSub) if (n >= perSubscription) busy.add(id);
     const suspectLimit = Math.max(0, concurrency - reservedSlots(concurrency) - suspectActive);
     const keys = await claimDue(db, free, this.options.leaseMs, { busy: [...busy], perSubscription, suspectLimit });
-    for (const key of keys) this.start(key);
+    // what the channels need, for the whole claim in one query (a delivery whose subscription went is left out)
+    const loaded = new Map((await loadDeliveries(db, keys)).map((d) => [`${d.notificationId}\u0000${d.subscriptionId}`, d]));
+    for (const key of keys) {
+      const delivery = loaded.get(`${key.notificationId}\u0000${key.subscriptionId}`);
+      if (delivery) this.start(key, delivery);
+    }
     return keys.length;
   }
 
@@ -96,20 +101,19 @@ export class OutboxDispatcher {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private async deliver(key: ClaimedKey): Promise<void> {
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const deps = { db: this.options.db, channels: this.options.channels, policy: this.options.policy, random: this.options.random };
     try {
-      const [delivery] = await loadDeliveries(this.options.db, [key]);
-      if (delivery) this.counts[await attemptDelivery(deps, delivery)]++;
+      this.counts[await attemptDelivery(deps, delivery)]++;
     } catch (err) {
       this.options.logger?.warn({ err: (err as Error).message }, 'notifications: recording a delivery failed (it is retried after its lease)');
     }
   }
 
-  private start(key: ClaimedKey): void {
+  private start(key: ClaimedKey, delivery: ClaimedDelivery): void {
     const id = `${key.notificationId}\u0000${key.subscriptionId}`;
     this.inFlight.set(id, { subscriptionId: key.subscriptionId, suspect: key.suspect });
-    const work: Promise<void> = this.deliver(key).finally(() => {
+    const work: Promise<void> = this.deliver(delivery).finally(() => {
       this.inFlight.delete(id);
       this.running.delete(work);
       this.wakeUp.wake(); // a slot is free
