@@ -183,6 +183,8 @@ describe('OpenAPI document', () => {
     await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target: `${target}/x`, deadline, signature: signed });
     await checked_call('POST', `/accounts/${trader.address}/subscriptions`, { channel: 'webhook', target, deadline: 1, signature: signed });
     await checked_call('GET', `/accounts/${trader.address}/subscriptions`);
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions/${sub.body.id}/confirm`, { code: 'not-the-code' });
+    await checked_call('POST', `/accounts/${trader.address}/subscriptions/sub_nope/confirm`, { code: 'x' });
     const unsigned = await trader.signTypedData(unsubscribeTypedData({ account: trader.address, id: sub.body.id, deadline }));
     await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/sub_nope`, { deadline, signature: unsigned });
     await checked_call('DELETE', `/accounts/${trader.address}/subscriptions/${sub.body.id}`, { deadline, signature: unsigned });

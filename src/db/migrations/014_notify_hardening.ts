@@ -10,4 +10,6 @@ export const statements: string[] = [
   `alter table notification_subscriptions add column confirmation_code text`,
   `alter table notification_subscriptions add column consecutive_failures integer not null default 0`,
   `alter table notification_subscriptions add column paused_until timestamptz`,
+  // the RabbitMQ relay takes back queued rows whose message never came to an outcome
+  `create index notification_deliveries_queued on notification_deliveries (next_attempt_at) where status = 'queued'`,
 ];

@@ -29,8 +29,10 @@ export interface LeasedKey extends DeliveryKey {
 
 /** How a dispatcher shares its slots (issue 19, major 6). */
 export interface ClaimOptions {
-  /** subscriptions with a delivery in flight here: none of theirs is claimed (one at a time per subscription) */
+  /** subscriptions none of whose deliveries may be claimed now (a suspect one in flight, or as many as allowed) */
   busy: string[];
+  /** at most this many of one healthy subscription's deliveries per claim; a suspect subscription gets one */
+  perSubscription: number;
   /**
    * at most this many of the claimed rows may be suspect: a retry, or a delivery to a subscription whose last
    * attempt failed. Fresh deliveries to healthy subscriptions come first and are never held back by them.
@@ -45,10 +47,11 @@ export interface ClaimedKey extends LeasedKey {
 
 /**
  * Claims up to `limit` due pending deliveries: they are not due again before `leaseMs` has passed (a dispatcher
- * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed). Deliveries of a
- * subscription whose circuit breaker is open (`paused_until` ahead) are not due. With `options` (the dispatcher),
- * at most one delivery per subscription, none of a busy one, fresh deliveries to healthy subscriptions first and
- * at most `suspectLimit` suspect ones.
+ * delivers them itself; the RabbitMQ relay marks them `queued` once their message is confirmed). Without
+ * `options` (the relay) a queued row whose time has come is due again too: its message was lost. Deliveries of a
+ * subscription whose circuit breaker is open (`paused_until` ahead) are not due. With `options` (the dispatcher):
+ * none of a busy subscription, at most `perSubscription` of a healthy one and one of a suspect one, fresh
+ * deliveries to healthy subscriptions first and at most `suspectLimit` suspect ones.
  */
 export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedKey[]> {
   if (limit <= 0) return [];
@@ -65,10 +68,12 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
       order by ${suspect}, d.next_attempt_at
       limit ${limit * 4}
       for update of d skip locked),
-    one_each as (
-      select distinct on (subscription_id) * from due order by subscription_id, suspect, next_attempt_at),
+    numbered as (
+      select *, row_number() over (partition by subscription_id order by suspect, next_attempt_at) as nth from due),
+    eligible as (
+      select * from numbered where nth <= case when suspect then 1 else ${options.perSubscription} end),
     ranked as (
-      select *, row_number() over (partition by suspect order by next_attempt_at) as rank from one_each),
+      select *, row_number() over (partition by suspect order by next_attempt_at) as rank from eligible),
     chosen as (
       select * from ranked where not suspect or rank <= ${options.suspectLimit} order by suspect, next_attempt_at limit ${limit})
     update notification_deliveries d
@@ -78,7 +83,7 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
     : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
     with due as (
       select d.notification_id, d.subscription_id from notification_deliveries d
-      where d.status = 'pending' and d.next_attempt_at <= now()
+      where d.status in ('pending', 'queued') and d.next_attempt_at <= now()
         and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
       order by d.next_attempt_at
       limit ${limit}

@@ -147,7 +147,7 @@ for (const engine of await engines()) {
       }
     });
 
-    it('independent workers: a receiver that never answers holds one slot, not all; fresh deliveries to others go on', async () => {
+    it('independent workers: a receiver that never answers does not hold every slot; fresh deliveries to others go on', async () => {
       const db = await engine.open();
       const held: Array<() => void> = [];
       try {
@@ -168,14 +168,14 @@ for (const engine of await engines()) {
         const running = d.run(abort.signal);
         // a backlog for the tarpit first (older), then one notification for a healthy subscriber
         await produce(db, Array.from({ length: 6 }, (_, i) => notification(100 + i, slowAccount)));
-        await until('the tarpit holds a delivery', async () => held.length === 1);
+        await until('the tarpit holds a delivery', async () => held.length >= 1);
         await produce(db, [notification(200)]);
         d.wake();
         await until('the healthy delivery done while the tarpit holds its slot', async () => channel.delivered.includes('n-200'));
-        assert.equal(calls['http://tarpit'], 1, 'one delivery at a time per subscription: the rest of its backlog waits');
+        // concurrency 4: one subscription never takes the slot kept for fresh deliveries to others
+        assert.ok(calls['http://tarpit']! <= 3, `the tarpit holds ${calls['http://tarpit']} slots`);
         // the healthy worker records its outcome after the delivery returns, then frees its slot
-        await until('only the tarpit holds a slot', async () => d.active === 1);
-        assert.equal(calls['http://tarpit'], 1);
+        await until('only the tarpit holds slots', async () => d.active === calls['http://tarpit']);
         for (const release of held.splice(0)) release();
         await until('the backlog drains once the receiver answers', async () => {
           for (const release of held.splice(0)) release();
@@ -212,7 +212,7 @@ for (const engine of await engines()) {
         assert.ok(sub.paused_until && new Date(sub.paused_until).getTime() > Date.now() + 60_000, 'paused for minutes');
         // two rows of the paused subscription are still due: a claim passes them over and takes the healthy one
         await produce(db, [notification(400)]);
-        const claimed = await claimDue(db.db, 10, 30_000, { busy: [], suspectLimit: 10 });
+        const claimed = await claimDue(db.db, 10, 30_000, { busy: [], perSubscription: 10, suspectLimit: 10 });
         assert.deepEqual(claimed.map((k) => k.notificationId), ['n-400']);
         // the receiver is back and the pause ends: the next delivery closes the breaker
         channel.deliver = async (n: OutgoingNotification) => {

@@ -1,10 +1,11 @@
 /**
  * The outbox dispatcher: independent delivery workers. Up to `concurrency` deliveries are in flight at once, each
  * on its own: a slot that frees is refilled at once, never waiting for slower ones. It claims due deliveries (FOR
- * UPDATE SKIP LOCKED + a lease, so several replicas share the work without sending twice in the normal case), at
- * most one per subscription at a time (a slow receiver holds one slot, not all), fresh deliveries to healthy
- * subscriptions first; retries and subscriptions whose last attempt failed may hold at most `concurrency` minus a
- * reserve of slots, so fresh notifications are never starved by them. Each subscription has a circuit breaker
+ * UPDATE SKIP LOCKED + a lease, so several replicas share the work without sending twice in the normal case),
+ * fresh deliveries to healthy subscriptions first. A suspect delivery (a retry, or to a subscription whose last
+ * attempt failed) goes one at a time per subscription (a slow receiver holds one slot, not all), and suspect
+ * ones together hold at most `concurrency` minus a reserve of slots, so fresh notifications are never starved
+ * by them; a healthy subscription may use every slot but the reserve. Each subscription has a circuit breaker
  * (see markFailed): after failures in a row its deliveries pause. At least once: a dispatcher that dies
  * mid-delivery leaves its rows leased; they are due again when the lease ends.
  *
@@ -17,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, NotificationChannel } from '../channels/channel.js';
 import { attemptDelivery, type AttemptOutcome, type DeliveryPolicy } from './delivery-attempt.js';
-import { claimDue, loadDeliveries, type ClaimedKey } from './delivery-store.js';
+import { claimDue, loadDeliveries, type ClaimedDelivery, type ClaimedKey } from './delivery-store.js';
 import { WakeUp } from './wake-up.js';
 
 export interface DispatcherLogger {
@@ -44,8 +45,8 @@ export function reservedSlots(concurrency: number): number {
 export class OutboxDispatcher {
   private readonly wakeUp = new WakeUp();
   readonly counts: Record<AttemptOutcome, number> = { delivered: 0, retry: 0, dead: 0, gone: 0 };
-  /** in flight: subscription id → whether the delivery was suspect when claimed */
-  private readonly inFlight = new Map<string, boolean>();
+  /** in flight: delivery key → its subscription and whether it was suspect when claimed */
+  private readonly inFlight = new Map<string, { subscriptionId: string; suspect: boolean }>();
   private readonly running = new Set<Promise<void>>();
 
   constructor(private readonly options: OutboxDispatcherOptions) {}
@@ -65,10 +66,26 @@ export class OutboxDispatcher {
     const { db, concurrency } = this.options;
     const free = concurrency - this.inFlight.size;
     if (free <= 0) return 0;
-    const suspectActive = [...this.inFlight.values()].filter(Boolean).length;
+    const perSubscription = Math.max(1, concurrency - reservedSlots(concurrency));
+    const perSub = new Map<string, number>();
+    const busy = new Set<string>();
+    let suspectActive = 0;
+    for (const d of this.inFlight.values()) {
+      perSub.set(d.subscriptionId, (perSub.get(d.subscriptionId) ?? 0) + 1);
+      if (d.suspect) {
+        suspectActive++;
+        busy.add(d.subscriptionId);
+      }
+    }
+    for (const [id, n] of perSub) if (n >= perSubscription) busy.add(id);
     const suspectLimit = Math.max(0, concurrency - reservedSlots(concurrency) - suspectActive);
-    const keys = await claimDue(db, free, this.options.leaseMs, { busy: [...this.inFlight.keys()], suspectLimit });
-    for (const key of keys) this.start(key);
+    const keys = await claimDue(db, free, this.options.leaseMs, { busy: [...busy], perSubscription, suspectLimit });
+    // what the channels need, for the whole claim in one query (a delivery whose subscription went is left out)
+    const loaded = new Map((await loadDeliveries(db, keys)).map((d) => [`${d.notificationId}\u0000${d.subscriptionId}`, d]));
+    for (const key of keys) {
+      const delivery = loaded.get(`${key.notificationId}\u0000${key.subscriptionId}`);
+      if (delivery) this.start(key, delivery);
+    }
     return keys.length;
   }
 
@@ -84,20 +101,20 @@ export class OutboxDispatcher {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private async deliver(key: ClaimedKey): Promise<void> {
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const deps = { db: this.options.db, channels: this.options.channels, policy: this.options.policy, random: this.options.random };
     try {
-      const [delivery] = await loadDeliveries(this.options.db, [key]);
-      if (delivery) this.counts[await attemptDelivery(deps, delivery)]++;
+      this.counts[await attemptDelivery(deps, delivery)]++;
     } catch (err) {
       this.options.logger?.warn({ err: (err as Error).message }, 'notifications: recording a delivery failed (it is retried after its lease)');
     }
   }
 
-  private start(key: ClaimedKey): void {
-    this.inFlight.set(key.subscriptionId, key.suspect);
-    const work: Promise<void> = this.deliver(key).finally(() => {
-      this.inFlight.delete(key.subscriptionId);
+  private start(key: ClaimedKey, delivery: ClaimedDelivery): void {
+    const id = `${key.notificationId}\u0000${key.subscriptionId}`;
+    this.inFlight.set(id, { subscriptionId: key.subscriptionId, suspect: key.suspect });
+    const work: Promise<void> = this.deliver(delivery).finally(() => {
+      this.inFlight.delete(id);
       this.running.delete(work);
       this.wakeUp.wake(); // a slot is free
     });

@@ -38,13 +38,21 @@ export interface AmqpDeliveryOptions {
   pollIntervalMs: number;
   /** rows relayed per round */
   batch: number;
+  /** a queued row without an outcome is relayed again after this (default: 10 leases) */
+  requeueAfterMs?: number;
+  /** a worker that cannot reach the database waits this long before its message is requeued, doubling up to 5 s (default 100 ms) */
+  databaseRetryMs?: number;
   logger?: AmqpDeliveryLogger;
 }
 
-/** The broker confirmed the message: the row is `queued`, unless a worker already recorded an outcome. */
-async function markQueued(db: Kysely<DB>, key: LeasedKey): Promise<void> {
+/**
+ * The broker confirmed the message: the row is `queued`, unless a worker already recorded an outcome. A queued row
+ * is due again (relayed anew) once `requeueAfterMs` passes without an outcome, so a message the broker lost never
+ * strands its row; a worker recording the outcome first makes the second message a no-op.
+ */
+async function markQueued(db: Kysely<DB>, key: LeasedKey, requeueAfterMs: number): Promise<void> {
   await sql`
-    update notification_deliveries set status = 'queued'
+    update notification_deliveries set status = 'queued', next_attempt_at = now() + make_interval(secs => ${requeueAfterMs / 1000})
     where notification_id = ${key.notificationId} and subscription_id = ${key.subscriptionId}
       and status = 'pending' and next_attempt_at = ${key.lease}::timestamptz`.execute(db);
 }
@@ -73,7 +81,9 @@ export function parseDeliveryKey(body: Buffer): DeliveryKey | null {
 
 export class AmqpDelivery {
   private readonly wakeUp = new WakeUp();
-  readonly counts: Record<AttemptOutcome | 'published' | 'poison', number> = { delivered: 0, retry: 0, dead: 0, gone: 0, published: 0, poison: 0 };
+  readonly counts: Record<AttemptOutcome | 'published' | 'poison' | 'requeued', number> = { delivered: 0, retry: 0, dead: 0, gone: 0, published: 0, poison: 0, requeued: 0 };
+  /** database failures in a row seen by the workers: each requeue waits longer (no hot loop while it is down) */
+  private databaseFailures = 0;
 
   constructor(private readonly options: AmqpDeliveryOptions) {}
 
@@ -93,7 +103,7 @@ export class AmqpDelivery {
           return;
         }
         this.counts.published++;
-        await markQueued(this.options.db, key);
+        await markQueued(this.options.db, key, this.options.requeueAfterMs ?? this.options.leaseMs * 10);
       }),
     );
     return keys.length;
@@ -113,9 +123,14 @@ export class AmqpDelivery {
       const [delivery] = await loadDeliveries(this.options.db, [key]);
       if (!delivery) return 'ack'; // its subscription is gone
       this.counts[await attemptDelivery(this.options.attempt, delivery)]++;
+      this.databaseFailures = 0;
       return 'ack';
     } catch (err) {
-      this.options.logger?.warn({ err: (err as Error).message }, 'notifications: recording a delivery failed; the message is requeued');
+      this.databaseFailures++;
+      const waitMs = Math.min(5_000, (this.options.databaseRetryMs ?? 100) * 2 ** Math.min(this.databaseFailures - 1, 16));
+      this.options.logger?.warn({ err: (err as Error).message, waitMs }, 'notifications: recording a delivery failed; the message is requeued after a pause');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      this.counts.requeued++;
       return 'requeue';
     }
   }
