@@ -25,6 +25,7 @@ import { fromNumeric, toHex } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
 import { backoffDelay } from '../chain/rpc-retry.js';
 import { ETHFLOW_ABI, type EthFlowOrderData } from '../protocol/index.js';
+import { sleep } from '../infra/abortable-sleep.js';
 
 export type RefundSelection = 'all' | 'production';
 
@@ -198,16 +199,4 @@ export class EthFlowRefunder {
       },
     }));
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -22,6 +22,7 @@ import {
 } from './market-model.js';
 import { createDevnetRpc, type DevnetRpc } from './rpc.js';
 import { readBatch } from './transactions.js';
+import { sleep } from '../../infra/abortable-sleep.js';
 
 export interface DevnetLogger {
   info(msg: string): void;
@@ -164,18 +165,5 @@ async function readPools(
       reserve0: reserves[i]![0],
       reserve1: reserves[i]![1],
     };
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

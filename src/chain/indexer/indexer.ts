@@ -42,6 +42,7 @@ import { fetchRange, ReorgDetectedError, type FetchedRange } from './fetch-range
 import { readPairTokens } from './pair-tokens.js';
 import { rewindAbove } from './rewind.js';
 import { storeEvents } from './store-events.js';
+import { sleep } from '../../infra/abortable-sleep.js';
 
 export interface IndexerLogger {
   debug(obj: object, msg?: string): void;
@@ -521,16 +522,4 @@ export class Indexer {
     const event: ReorgEvent = { commonAncestor: ancestor?.number ?? null, previousCheckpoint: previous.number, touched };
     for (const listener of this.reorgListeners) this.notify(() => listener(event));
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
