@@ -5,6 +5,7 @@ import { engines } from '../../../test/fixtures/databases.js';
 import type { Database } from '../../db/connection.js';
 import { fromNumeric, toHex } from '../../db/codec.js';
 import { createChainClient, type ChainClient } from '../client.js';
+import { startFaultyRpcProxy } from '../faulty-rpc-proxy.js';
 import { startTestDevnet, type TestDevnet } from '../test-devnet.js';
 import { historyStart, indexPoolHistory } from './pool-history.js';
 
@@ -86,6 +87,22 @@ for (const fixture of await engines()) {
       assert.ok(logs.length >= pools.length + 3, 'addLiquidity Syncs and the three made here');
       assert.equal((await stored()).length, logs.length);
       assert.equal(all.syncs, logs.length);
+    });
+
+    it('halves its range while the node refuses it, and still stores every Sync of the window', async () => {
+      const proxy = await startFaultyRpcProxy(chain.rpcUrl);
+      try {
+        proxy.maxLogRange = 3;
+        const through = createChainClient({ chainId: 31337, rpcUrl: proxy.url, timeoutMs: 20_000 });
+        await database.db.deleteFrom('amm_syncs').where('chain_id', '=', 31337).execute();
+        const result = await indexPoolHistory({ client: through, db: database.db, chainId: 31337, pools, toBlock, windowSeconds: 1e9, logger: quiet });
+        assert.equal(result.fromBlock, 0);
+        const logs = await client.getLogs({ address: pools, event: syncEvent, fromBlock: 0n, toBlock: BigInt(toBlock) });
+        assert.equal(result.syncs, logs.length);
+        assert.equal((await stored()).length, logs.length);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it('estimates the window from the recent block time and caps it at maxBlocks', async () => {
