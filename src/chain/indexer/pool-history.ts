@@ -63,6 +63,7 @@ export async function historyStart(client: ChainClient, toBlock: number, windowS
 
 export async function indexPoolHistory(options: PoolHistoryOptions): Promise<PoolHistoryResult> {
   const { client, db, chainId, toBlock } = options;
+  const started = performance.now();
   const pools = [...new Set(options.pools.map((p) => p.toLowerCase() as Address))];
   const fromBlock = await historyStart(client, toBlock, options.windowSeconds, Math.max(1, options.maxBlocks ?? 100_000));
   const result: PoolHistoryResult = { fromBlock, toBlock, syncs: 0, swaps: 0 };
@@ -89,6 +90,6 @@ export async function indexPoolHistory(options: PoolHistoryOptions): Promise<Poo
     result.swaps += events.swaps.length;
     cursor = to + 1;
   }
-  options.logger.info({ chainId, pools: pools.length, ...result }, 'pool history: indexed the pools\' past events');
+  options.logger.info({ chainId, pools: pools.length, ...result, ms: Math.round(performance.now() - started) }, 'pool history: indexed the pools\' past events');
   return result;
 }
