@@ -13,6 +13,7 @@ import { indexedFactory, type ChainNetwork } from './chain/network.js';
 import type { OrderBookBuild } from './orderbook/build-services.js';
 import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
+import { indexPoolHistory } from './chain/indexer/pool-history.js';
 import { runAsLeader, type LeadershipLease } from './db/leadership.js';
 import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
 import { AuctionBuilder, type AuctionFeeSchedule } from './auction/build-auction.js';
@@ -265,6 +266,14 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
             producing,
             ethFlowIngest?.run(signal),
             refunder?.run(signal),
+            network.poolHistory
+              ? indexPoolHistory({
+                  client: network.client, db: deps.database.db, chainId: network.chainId, pools: network.trackedPools.map((p) => p.address),
+                  ...network.poolHistory, logger: log, signal,
+                }).catch((err) => {
+                  if (!signal.aborted) log.warn({ err }, 'pool history before the fork block not indexed; slippage waits for new swaps');
+                })
+              : null,
             indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
             }),

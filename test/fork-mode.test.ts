@@ -59,6 +59,8 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
   let fork: PublicClient;
   let up: PublicClient;
   let reservesBefore: readonly [bigint, bigint, number];
+  /** the fork block's timestamp, ms */
+  let forkTime = 0;
   const get = async <T>(path: string): Promise<{ status: number; body: T; text: string }> => {
     const res = await fetch(`${node!.base}${path}`);
     const text = await res.text();
@@ -194,11 +196,16 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     assert.ok(ratio > 0.97 && ratio < 1.03, `quote ${quote.quote.buyAmount} vs router ${routerOut}`);
   });
 
+  it('slippage and volatility answer from the first start with the pairs\' history before the fork block', async () => {
+    // the fork block's time, kept for the offline restart (where the blocks before the fork are gone)
+    forkTime = Number((await fork.getBlock({ blockNumber: BigInt(info.fork!.block) })).timestamp) * 1000;
+    await checkMarketHistory(node!.base, forkTime);
+  });
+
   it('the official TradingSdk on chain 1, unmodified but for the order-book URL, sells 0.1 WETH for USDC and the trade settles on the fork', async () => {
     await sdkSwap(node!.base, info, fork);
   });
 
-  // (slippage and volatility need several 5-minute buckets of the pairs' Sync events, indexed from the fork block on)
   it('yield values the real pairs at their reserves', async () => {
     const [r0] = await fork.readContract({ address: MAINNET.usdcWethPair, abi: pairAbi, functionName: 'getReserves' });
     // valued once the indexer has the pair's reserves: its first Sync after the fork block, from a swap of a dev account
@@ -271,10 +278,43 @@ describe('fork mode: FORK_URL at a local chain-1 upstream', () => {
     const trades = (await get<Array<{ orderUid: string }>>(`/mainnet/api/v1/trades?owner=${trader}`)).body;
     assert.ok(trades.length >= 1);
     await sdkSwap(node!.base, again, fork);
+    // the history read on the first start is in the database: no upstream needed
+    await checkMarketHistory(node!.base, forkTime);
     assert.equal(proxy.counts.http, requestsBefore, 'the restarted node reached for the upstream');
     assert.ok(!node!.output().includes(SECRET));
   });
 });
+
+interface VolatilityDetailsBody {
+  source: string;
+  quoteToken: { prices: Array<{ t: number; price: number }> };
+  pair: { points: number; sigma: number; volatilityInTokens: number };
+  slippageBps: number;
+}
+
+/**
+ * WETH→USDC slippage and volatility answer 200 from the indexed Syncs, with prices from before the fork block (the
+ * upstream's swaps of history, 20 minutes apart) that differ between buckets: history the indexer, starting after the
+ * fork block, cannot have seen.
+ */
+async function checkMarketHistory(base: string, forkTime: number): Promise<void> {
+  const market = `${base}/1/markets/${MAINNET.weth}-${MAINNET.usdc}`;
+  const details = await waitFor('volatility details of WETH-USDC', async () => {
+    const res = await fetch(`${market}/volatilityDetails`);
+    return res.status === 200 ? ((await res.json()) as VolatilityDetailsBody) : null;
+  }, 60_000, 250);
+  assert.equal(details.source, 'indexed-syncs');
+  const before = details.quoteToken.prices.filter((p) => p.t < forkTime);
+  const distinct = new Set(before.map((p) => p.price));
+  assert.ok(distinct.size >= 3, `prices before the fork block: ${JSON.stringify(before.slice(0, 20))}`);
+  // sane: USDC near 1/3000 WETH, a few percent of volatility at most
+  for (const p of before) assert.ok(Math.abs(p.price * 3000 - 1) < 0.1, `USDC at ${p.price} WETH`);
+  assert.ok(details.pair.points >= 3 && details.pair.sigma > 0 && details.pair.volatilityInTokens > 0 && details.pair.volatilityInTokens < 0.05, JSON.stringify(details.pair));
+  const res = await fetch(`${market}/slippageTolerance`);
+  const body = (await res.json()) as { slippageBps: number };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.ok(Number.isInteger(body.slippageBps) && body.slippageBps > 0 && body.slippageBps <= 10_000, JSON.stringify(body));
+}
 
 /** TradingSdk exactly as the issue writes it: chain 1, an app code, a signer, and the order book's base URL. */
 async function sdkSwap(base: string, info: DevnetInfo, fork: PublicClient): Promise<void> {

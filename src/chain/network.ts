@@ -41,9 +41,17 @@ export interface ChainNetwork {
   devnet: Devnet | null;
   /** first block the indexer reads on a fresh start (fork mode: the block after the fork block); default per chain */
   indexFrom?: number;
+  /**
+   * fork mode, first start only: the listed pools' Sync/Swap events of `windowSeconds` before the fork block
+   * (`toBlock`), read once through the fork (the upstream's history) so slippage and volatility answer at once
+   */
+  poolHistory?: { toBlock: number; windowSeconds: number };
 }
 
 const lower = (a: string) => a.toLowerCase() as Address;
+
+/** fork mode: hours of the pools' history before the fork block read on the first start (slippage's 24 h window holds them) */
+export const FORK_POOL_HISTORY_SECONDS = 6 * 3600;
 
 export async function devnetNetwork(devnet: Devnet, config: Config): Promise<ChainNetwork> {
   if (devnet.fork) return forkNetwork(devnet, config);
@@ -112,6 +120,8 @@ function forkNetwork(devnet: Devnet, config: Config): ChainNetwork {
     genesisHash: devnet.genesisHash,
     devnet,
     indexFrom: fork.block + 1,
+    // a restart keeps what the first start stored (and has no upstream to read from)
+    ...(devnet.fresh ? { poolHistory: { toBlock: fork.block, windowSeconds: FORK_POOL_HISTORY_SECONDS } } : {}),
   };
 }
 
