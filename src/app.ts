@@ -20,6 +20,7 @@ import { readPackageVersion } from './version.js';
 import { devnetTemplateDir, startDevnet, type Devnet } from './chain/devnet/index.js';
 import { templateCacheDir } from './db/pglite-init.js';
 import { devnetNetwork, indexingSummary, rpcNetwork, type ChainNetwork } from './chain/network.js';
+import type { ChainReader } from './chain/reader.js';
 import { servedNetworkName } from './protocol/networks.js';
 import { startFork } from './chain/devnet/fork.js';
 import { ensureChainIdentity } from './chain/chain-identity.js';
@@ -149,7 +150,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     }), w.abort.signal);
     w.closers.push(() => loops.stop());
     const devnetName = networks.find((n) => n.devnet !== null)?.name ?? 'devnet';
-    if (devnetServed) registerDevnetControl(server, { devnet: devnet!, network: devnetName, database, loops, gate: auctionGate, clock: clocks.get(devnetName) ?? null, orderBooks });
+    if (devnetServed) registerDevnetControl(server, { devnet: devnet!, network: devnetName, reader: networks.find((n) => n.name === devnetName)!.reader, database, loops, gate: auctionGate, clock: clocks.get(devnetName) ?? null, orderBooks });
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
     else await server.ready();
@@ -406,7 +407,7 @@ function registerSimulation(w: Wiring, server: HttpServer, database: Database, n
 /** The control API of the devnet (/devnet/control/...): snapshots, mining, time, auctions on demand. */
 function registerDevnetControl(
   server: HttpServer,
-  parts: { devnet: Devnet; network: string; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, NetworkOrderBook> },
+  parts: { devnet: Devnet; network: string; reader: ChainReader; database: Database; loops: RestartableLoops; gate: AuctionGate; clock: ChainClock | null; orderBooks: Map<string, NetworkOrderBook> },
 ): void {
   const orderBook = parts.orderBooks.get(parts.network)!;
   const control = new DevnetControl({
@@ -417,7 +418,10 @@ function registerDevnetControl(
     gate: parts.gate,
     clock: parts.clock,
     orders: orderBook.services.orders,
-    clearCaches: () => (orderBook.nativePrices as { clear?: () => void }).clear?.(),
+    clearCaches: () => {
+      (orderBook.nativePrices as { clear?: () => void }).clear?.();
+      parts.reader.clearCaches();
+    },
   });
   registerControlRoutes(server, control);
 }

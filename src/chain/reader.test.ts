@@ -135,6 +135,18 @@ describe('ChainReader against the devnet', () => {
     assert.equal((await small.tokenMetadata(tokens[0]))?.name, '0'.repeat(128));
   });
 
+  it('forgets cached metadata on clearCaches: a token gone with a reverted chain reads as no token', async () => {
+    const fresh = new ChainReader(createChainClient({ chainId: 31337, rpcUrl: chain.rpcUrl, timeoutMs: 10_000 }), { pollingIntervalMs: 200 });
+    const snapshot = await plain.request({ method: 'evm_snapshot' as never }) as Hex;
+    const token = await deployHostileToken('GONE', 'Gone Token');
+    assert.equal((await fresh.tokenMetadata(token))?.symbol, 'GONE');
+    assert.equal(await plain.request({ method: 'evm_revert' as never, params: [snapshot] as never }), true);
+    assert.equal((await fresh.tokenMetadata(token))?.symbol, 'GONE', 'cached: the chain is not asked again');
+    fresh.clearCaches();
+    assert.equal(fresh.metadataCacheUsage.entries, 0);
+    assert.equal(await fresh.tokenMetadata(token), null, 'read again: no code at that address any more');
+  });
+
   it('does not cache a transport failure as "not a token"', async () => {
     const wbtc = chain.devnet.deployment.tokens.find((t) => t.symbol === 'WBTC')!;
     proxy.down = true;

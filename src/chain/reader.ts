@@ -112,6 +112,12 @@ export class ChainReader {
     this.blockFeed = options.blockFeed ?? new BlockFeed(client, { pollingIntervalMs: options.pollingIntervalMs, logger: options.logger });
   }
 
+  /** Forgets every token's cached metadata (the control API's revert: tokens deployed after the snapshot are gone). */
+  clearCaches(): void {
+    this.metadataCache.clear();
+    this.metadataCachedBytes = 0;
+  }
+
   private multicall(calls: Call3[], options: ReadOptions = {}): Promise<CallResult[]> {
     return aggregate3(this.client, calls, {
       multicallAddress: this.multicallAddress,
