@@ -11,8 +11,12 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { createPublicClient, createWalletClient, http, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { ETHFLOW_ABI, ethFlowOrderUid, orderDomain, type EthFlowOrderData } from '../src/protocol/index.js';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call } from './fixtures/orders.js';
+import { waitFor } from './fixtures/wait-for.js';
 
 /** The page's document, as the predicates below use it (they run in the browser; the project has no DOM types). */
 interface PageElement { textContent: string | null }
@@ -146,6 +150,40 @@ describe('the dashboard in Chromium', { skip }, () => {
     await page.getByTestId('charts').locator('strong').first().waitFor({ timeout: 30_000 });
     if (screenshotDir) await page.locator('.chart canvas').first().waitFor({ timeout: 30_000 });
     await shoot('market');
+  });
+
+  it('shows an eth-flow order under its sender (not the contract): the order’s owner and the sender’s orders', async () => {
+    const d = app.devnet!.describe();
+    const sender = privateKeyToAccount(d.accounts.find((a) => a.role === 'trader')!.privateKey);
+    const ethFlow = d.contracts.ethFlow.toLowerCase() as Address;
+    const token = (symbol: string) => d.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase() as Address;
+    const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
+    const now = Number((await client.getBlock()).timestamp);
+    // far from the market: it stays open
+    const order: EthFlowOrderData = {
+      buyToken: token('USDC'), receiver: sender.address, sellAmount: 10n ** 16n, buyAmount: 10n ** 30n, appData: `0x${'00'.repeat(32)}`,
+      feeAmount: 0n, validTo: now + 3600, partiallyFillable: false, quoteId: 0n,
+    };
+    const wallet = createWalletClient({ account: sender, transport: http(app.devnet!.rpcUrl) });
+    const chain = { id: 31337, name: 'devnet', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [app.devnet!.rpcUrl] } } } as const;
+    const hash = await wallet.writeContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'createOrder', args: [order], value: order.sellAmount, chain, account: sender });
+    assert.equal((await client.waitForTransactionReceipt({ hash, pollingInterval: 200 })).status, 'success');
+    const uid = ethFlowOrderUid(order, { ethFlow, wrappedNative: token('WETH'), domain: orderDomain(31337) }) as Hex;
+    const user = sender.address.toLowerCase();
+    // indexed first: the page asks for it once (a 404 before would be an error answer)
+    await waitFor('the eth-flow order indexed', async () => (await call(app.baseUrl, 'GET', `/devnet/api/v1/orders/${uid}`)).status === 200, 60_000);
+
+    await page.goto(`${app.baseUrl}/#/order/${uid}`);
+    await page.locator(`[data-testid=order] dd a[href="#/address/${user}"]`).first().waitFor({ timeout: 60_000 });
+    // the owner shown first is the sender; the contract only as the one it went through
+    const ownerLinks = await page.locator('[data-testid=order] dd').nth(1).locator('a').evaluateAll((as) => as.map((a) => (a as unknown as { getAttribute(n: string): string }).getAttribute('href')));
+    assert.deepEqual(ownerLinks, [`#/address/${user}`, `#/address/${ethFlow}`]);
+
+    await page.goto(`${app.baseUrl}/#/address/${user}`);
+    const row = page.locator('[data-testid=address-orders] tr', { has: page.locator(`a[href="#/order/${uid}"]`) });
+    await row.waitFor({ timeout: 30_000 });
+    assert.equal(await row.locator(`a[href="#/address/${user}"]`).count(), 1, 'the row names the sender');
+    assert.equal(await row.locator(`a[href="#/address/${ethFlow}"]`).count(), 0, 'not the contract');
   });
 
   it('had no console error, failed request or error answer in the whole session', () => {

@@ -3,6 +3,9 @@
  * (its ABI, never project internals) and the node's HTTP API, with the node's own auction loop settling orders.
  * A filled order (balances exact), a placement error that never settles, a stranger's early invalidation refused, a
  * user-invalidated order, an expired order refunded by the built-in refunder, and a reorg that removes a placement.
+ * Everywhere the user shows, it is the sender of createOrder, never the contract: the dashboard's trader and order
+ * owner, the notifications (a real webhook receiver subscribed by the sender) and the affiliate program (a referred
+ * eth-flow order binds and counts the sender).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,15 +23,21 @@ import {
   type PublicClient,
   type TransactionReceipt,
 } from 'viem';
+import { affiliateTypedData } from '../src/aux/affiliate/affiliate-code.js';
+import { subscribeTypedData } from '../src/aux/notifications/subscription-signatures.js';
 import { ETHFLOW_ABI, ethFlowOrderUid, orderDomain, type EthFlowOrderData } from '../src/protocol/index.js';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { call } from './fixtures/orders.js';
 import { trading, E18, type Trading } from './fixtures/trading.js';
 import { waitFor } from './fixtures/wait-for.js';
+import { startWebhookReceiver, type WebhookReceiver } from './fixtures/webhook-receiver.js';
 
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const APP_DATA = JSON.stringify({ appCode: 'ethflow-test', metadata: {}, version: '1.3.0' });
 const APP_DATA_HASH = keccak256(stringToBytes(APP_DATA));
+/** app data carrying bob's affiliate code: the filled order is a referred one */
+const REFERRED_APP_DATA = JSON.stringify({ appCode: 'ethflow-test', metadata: { referrer: { code: 'ETHFLOW' } }, version: '1.14.0' });
+const REFERRED_APP_DATA_HASH = keccak256(stringToBytes(REFERRED_APP_DATA));
 
 describe('ETH-flow on the devnet (issue 21)', () => {
   let app: TestApp;
@@ -37,6 +46,7 @@ describe('ETH-flow on the devnet (issue 21)', () => {
   let ethFlow: Address;
   let alice: LocalAccount;
   let bob: LocalAccount;
+  let receiver: WebhookReceiver;
   const api = (path: string) => call(app.baseUrl, 'GET', `/devnet/api/v1${path}`);
 
   const wallet = (account: LocalAccount) => createWalletClient({ account, chain: client.chain, transport: http(app.devnet!.rpcUrl) });
@@ -81,10 +91,24 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     ethFlow = app.devnet!.describe().contracts.ethFlow.toLowerCase() as Address;
     [alice, bob] = t.traders as [LocalAccount, LocalAccount];
     assert.equal((await call(app.baseUrl, 'PUT', `/devnet/api/v1/app_data/${APP_DATA_HASH}`, { fullAppData: APP_DATA })).status < 300, true);
+    // the sender subscribes a webhook to every notification type
+    receiver = await startWebhookReceiver();
+    const deadline = Math.floor(Date.now() / 1000) + 3600;
+    const target = `${receiver.url}/alice`;
+    const signature = await alice.signTypedData(subscribeTypedData({ account: alice.address, channel: 'webhook', target, deadline }));
+    const subscribed = await call(app.baseUrl, 'POST', `/accounts/${alice.address}/subscriptions`, { channel: 'webhook', target, deadline, signature });
+    assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
+    receiver.setSecret('/alice', subscribed.body.secret);
+    // bob is an affiliate: code ETHFLOW, registered before any referred order
+    const signedMessage = await bob.signTypedData(affiliateTypedData('CoW Swap Affiliate', bob.address, 'ETHFLOW'));
+    assert.equal((await call(app.baseUrl, 'POST', `/affiliate/${bob.address}`, { walletAddress: bob.address, code: 'ETHFLOW', signedMessage })).status, 201);
   });
   after(async () => {
     await app?.stop();
+    await receiver?.close();
   });
+  /** the sender's verified webhook deliveries of this type for this order */
+  const delivered = (type: string, uid: Hex) => receiver.received.filter((r) => r.path === '/alice' && r.body.type === type && r.body.metadata?.orderId === uid);
 
   it('GET /devnet lists the contract', async () => {
     const res = await call(app.baseUrl, 'GET', '/devnet');
@@ -117,9 +141,10 @@ describe('ETH-flow on the devnet (issue 21)', () => {
 
   it('a market-priced order placed with createOrder is indexed within 3 blocks and settled: exact balances', async () => {
     const amount = E18 / 2n;
+    assert.equal((await call(app.baseUrl, 'PUT', `/devnet/api/v1/app_data/${REFERRED_APP_DATA_HASH}`, { fullAppData: REFERRED_APP_DATA })).status < 300, true);
     const quote = await call(app.baseUrl, 'POST', '/devnet/api/v1/quote', {
       sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, from: alice.address, receiver: alice.address, kind: 'sell',
-      sellAmountBeforeFee: amount.toString(), appData: APP_DATA, appDataHash: APP_DATA_HASH, signingScheme: 'eip1271', onchainOrder: true, verificationGasLimit: 0,
+      sellAmountBeforeFee: amount.toString(), appData: REFERRED_APP_DATA, appDataHash: REFERRED_APP_DATA_HASH, signingScheme: 'eip1271', onchainOrder: true, verificationGasLimit: 0,
     });
     assert.equal(quote.status, 200, JSON.stringify(quote.body));
     const order: EthFlowOrderData = {
@@ -127,7 +152,7 @@ describe('ETH-flow on the devnet (issue 21)', () => {
       receiver: alice.address,
       sellAmount: BigInt(quote.body.quote.sellAmount) + BigInt(quote.body.quote.feeAmount),
       buyAmount: (BigInt(quote.body.quote.buyAmount) * 995n) / 1000n,
-      appData: APP_DATA_HASH,
+      appData: REFERRED_APP_DATA_HASH,
       feeAmount: 0n,
       validTo: (await chainTime()) + 1800,
       partiallyFillable: false,
@@ -152,7 +177,7 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     assert.equal(record.sellAmount, order.sellAmount.toString());
     assert.equal(record.buyAmount, order.buyAmount.toString());
     assert.equal(record.receiver, alice.address.toLowerCase());
-    assert.equal(record.fullAppData, APP_DATA);
+    assert.equal(record.fullAppData, REFERRED_APP_DATA);
     assert.equal(record.onchainUser, alice.address.toLowerCase());
     assert.deepEqual(record.onchainOrderData, { sender: alice.address.toLowerCase(), placementError: null });
     assert.deepEqual(record.ethflowData, { userValidTo: order.validTo, refundTxHash: null, isRefunded: false });
@@ -189,6 +214,48 @@ describe('ETH-flow on the devnet (issue 21)', () => {
       assert.equal(trade.sellToken, t.tokens.WETH);
     }
 
+    // the dashboard shows alice, not the contract: the trade's trader, the order's sender, the lifecycle's trades
+    const dashTrades = await call(app.baseUrl, 'GET', '/dashboard/api/devnet/trades?limit=100');
+    const dashTrade = dashTrades.body.find((x: { orderUid: string }) => x.orderUid === uid);
+    assert.ok(dashTrade, 'the trade on the dashboard');
+    assert.equal(dashTrade.trader, alice.address.toLowerCase());
+    assert.equal(dashTrade.owner, ethFlow);
+    const dashOrders = await call(app.baseUrl, 'GET', '/dashboard/api/devnet/orders?limit=100');
+    assert.equal(dashOrders.body.find((o: { uid: string }) => o.uid === uid)?.onchainOrderData.sender, alice.address.toLowerCase());
+    const lifecycle = await call(app.baseUrl, 'GET', `/dashboard/api/devnet/orders/${uid}/lifecycle`);
+    assert.deepEqual(lifecycle.body.trades.map((x: { trader: string }) => x.trader), [alice.address.toLowerCase()]);
+
+    // alice's webhook receives order_filled for it; nothing is produced for the contract's address
+    const [filled] = await waitFor('order_filled delivered to the sender', () => {
+      const found = delivered('order_filled', uid);
+      return found.length > 0 ? found : null;
+    }, 120_000);
+    assert.equal(filled!.body.account.toLowerCase(), alice.address.toLowerCase());
+    const alices = await call(app.baseUrl, 'GET', `/accounts/${alice.address}/notifications?limit=100`);
+    assert.ok(alices.body.some((n: { type: string; metadata: { orderId: string } }) => n.type === 'order_filled' && n.metadata.orderId === uid));
+    const contractNotes = await call(app.baseUrl, 'GET', `/accounts/${ethFlow}/notifications?limit=100`);
+    assert.equal(contractNotes.status, 200);
+    assert.deepEqual(contractNotes.body, []);
+
+    // the referred order bound alice (not the contract) to bob's code, and her trade counts
+    const bound = await waitFor('alice bound', async () => {
+      const res = await call(app.baseUrl, 'GET', `/affiliate/trader-stats/${alice.address}`);
+      return res.status === 200 ? res.body : null;
+    }, 90_000);
+    assert.equal(bound.bound_referrer_code, 'ETHFLOW');
+    let last: unknown;
+    const trader = await waitFor('alice\'s volume counted', async () => {
+      const res = await call(app.baseUrl, 'GET', `/affiliate/trader-stats/${alice.address}`);
+      last = res.body;
+      return res.body.eligible_volume > 0 ? res.body : null;
+    }, 90_000).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(last)}`);
+    });
+    assert.equal((await call(app.baseUrl, 'GET', `/affiliate/trader-stats/${ethFlow}`)).status, 404);
+    const stats = await call(app.baseUrl, 'GET', `/affiliate/affiliate-stats/${bob.address}`);
+    assert.equal(stats.body.total_traders, 1);
+    assert.equal(stats.body.total_volume, trader.eligible_volume);
+
     // the order with a placement error, placed before it, was never settled
     const stale = await orderOf(uidOf(placementError));
     assert.equal(stale!.executedSellAmount, '0');
@@ -220,6 +287,9 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     });
     assert.equal(cancelled.invalidated, true);
     assert.equal(cancelled.ethflowData.refundTxHash, null);
+    // the creator is told (order_cancelled), not the contract
+    await waitFor('order_cancelled delivered to the sender', () => delivered('order_cancelled', uid).length > 0 || null, 60_000);
+    assert.equal((await call(app.baseUrl, 'GET', `/accounts/${ethFlow}/notifications?limit=100`)).body.length, 0);
   });
 
   it('an order that expires unfilled turns expired and the built-in refunder sends its ETH back to its creator', async () => {
@@ -263,5 +333,52 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     assert.equal((await api(`/account/${bob.address}/orders`)).body.some((o: { uid: string }) => o.uid === uid), false);
     const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
     assert.equal(owner, '0x0000000000000000000000000000000000000000');
+  });
+
+  it('a reorg that removes an invalidation puts the order back to open', async () => {
+    const order = await unfillable();
+    await create(alice, order);
+    const uid = uidOf(order);
+    await waitFor('the order', () => orderOf(uid));
+    const snapshot = await t.rpc<Hex>('evm_snapshot', []);
+    const invalidated = await invalidate(alice, order);
+    await waitFor('the order cancelled', async () => (await orderOf(uid))?.status === 'cancelled');
+    assert.equal(await t.rpc('evm_revert', [snapshot]), true);
+    await waitFor('the chain past the lost block', async () => (await client.getBlockNumber({ cacheTime: 0 })) > invalidated.blockNumber + 1n, 60_000);
+    const back = await waitFor('the order open again', async () => {
+      const o = await orderOf(uid);
+      return o?.status === 'open' ? o : null;
+    }, 60_000);
+    assert.equal(back.invalidated, false);
+    assert.equal(back.ethflowData.refundTxHash, null);
+    // as the chain has it: stored under alice, not invalidated
+    const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
+    assert.equal(owner.toLowerCase(), alice.address.toLowerCase());
+  });
+
+  it('a reorg that removes a refund forgets it; the refunder refunds again on the new branch', async () => {
+    const order = await unfillable({ validTo: (await chainTime()) + 15 });
+    await create(alice, order);
+    const uid = uidOf(order);
+    await waitFor('the order', () => orderOf(uid));
+    const snapshot = await t.rpc<Hex>('evm_snapshot', []);
+    const first = await waitFor('the refund indexed', async () => (await orderOf(uid))?.ethflowData?.refundTxHash as Hex | undefined, 90_000);
+    const lost = await client.getTransactionReceipt({ hash: first });
+    assert.equal(await t.rpc('evm_revert', [snapshot]), true);
+    await waitFor('the chain past the lost block', async () => (await client.getBlockNumber({ cacheTime: 0 })) > lost.blockNumber + 1n, 60_000);
+    // the refund the API shows must be one of the new branch: a receipt in a block other than the lost one
+    const again = await waitFor('a refund on the new branch', async () => {
+      const o = await orderOf(uid);
+      const hash = o?.ethflowData?.refundTxHash as Hex | undefined;
+      if (!hash) return null;
+      const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+      return receipt && receipt.blockHash !== lost.blockHash ? { o, receipt } : null;
+    }, 120_000);
+    assert.equal(again.receipt.status, 'success');
+    assert.equal(again.receipt.to?.toLowerCase(), ethFlow);
+    assert.equal(again.o!.status, 'expired');
+    assert.equal(again.o!.invalidated, false);
+    const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
+    assert.equal(owner.toLowerCase(), '0xffffffffffffffffffffffffffffffffffffffff');
   });
 });

@@ -105,13 +105,16 @@ function Competitions({ network, tick }) {
   </${Card}>`;
 }
 
+/** Who an order belongs to: its owner, or for an eth-flow order the user who placed it (the owner is the contract). */
+const userOf = (o) => o.onchainOrderData?.sender ?? o.owner;
+
 function OrdersTable({ orders, tokens }) {
   if (!orders) return null;
   if (orders.length === 0) return html`<p class="muted">No orders yet.</p>`;
   return html`<table>
     <tr><th>order</th><th>owner</th><th>kind</th><th class="num">sell</th><th class="num">buy (limit)</th><th>status</th></tr>
     ${orders.map((o) => html`<tr>
-      <td><${OrderLink} uid=${o.uid} /></td><td><${Address} value=${o.owner} /></td><td>${o.kind}</td>
+      <td><${OrderLink} uid=${o.uid} /></td><td><${Address} value=${userOf(o)} /></td><td>${o.kind}</td>
       <td class="num"><${Amount} tokens=${tokens} token=${o.sellToken} atoms=${o.sellAmount} /></td>
       <td class="num"><${Amount} tokens=${tokens} token=${o.buyToken} atoms=${o.buyAmount} /></td>
       <td><${Status} value=${o.status} /></td>
@@ -128,9 +131,9 @@ function TradesTable({ trades, tokens }) {
   if (!trades) return null;
   if (trades.length === 0) return html`<p class="muted">No trades yet.</p>`;
   return html`<table>
-    <tr><th>block</th><th>order</th><th>owner</th><th class="num">sold</th><th class="num">bought</th><th class="num">surplus</th><th>tx</th></tr>
+    <tr><th>block</th><th>order</th><th>trader</th><th class="num">sold</th><th class="num">bought</th><th class="num">surplus</th><th>tx</th></tr>
     ${trades.map((t) => html`<tr>
-      <td>${t.blockNumber}</td><td><${OrderLink} uid=${t.orderUid} /></td><td><${Address} value=${t.owner} /></td>
+      <td>${t.blockNumber}</td><td><${OrderLink} uid=${t.orderUid} /></td><td><${Address} value=${t.trader ?? t.owner} /></td>
       <td class="num"><${Amount} tokens=${tokens} token=${t.sellToken} atoms=${t.sellAmount} /></td>
       <td class="num"><${Amount} tokens=${tokens} token=${t.buyToken} atoms=${t.buyAmount} /></td>
       <td class="num">${t.surplus === undefined ? '—' : html`<${Amount} tokens=${tokens} token=${t.surplusToken} atoms=${t.surplus} />`}</td>
@@ -310,7 +313,7 @@ function OrderView({ network, uid, tokens, tick }) {
   return html`<div><h2 class="mono">order ${shortHex(uid, 12)}</h2><div class="grid">
     <${Card} title="Order" testid="order"><${Failure} error=${order.error} />
       ${o && html`<dl class="facts">
-        <dt>status</dt><dd><${Status} value=${o.status} /></dd><dt>owner</dt><dd><${Address} value=${o.owner} /></dd>
+        <dt>status</dt><dd><${Status} value=${o.status} /></dd><dt>owner</dt><dd><${Address} value=${userOf(o)} />${o.onchainOrderData ? html` <span class="muted">(eth-flow, via <${Address} value=${o.owner} />)</span>` : ''}</dd>
         <dt>kind</dt><dd>${o.kind}${o.partiallyFillable ? ' (partially fillable)' : ''}, ${o.class}</dd>
         <dt>sell</dt><dd><${Amount} tokens=${tokens} token=${o.sellToken} atoms=${o.sellAmount} /></dd>
         <dt>buy (limit)</dt><dd><${Amount} tokens=${tokens} token=${o.buyToken} atoms=${o.buyAmount} /></dd>

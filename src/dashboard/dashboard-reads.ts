@@ -111,7 +111,10 @@ export class DashboardReads {
       this.orderBook.trades.list({ orderUid: uid.toLowerCase() as Hex }, null),
       this.auctionReads.competitions.latestForOrder(uid.toLowerCase() as Hex),
     ]);
-    return { events, trades, competition: competition ? summarizeCompetition(competition) : null };
+    // who traded: for an eth-flow order whoever placed it (the trades' owner is the contract)
+    const sender = (order.onchainOrderData as { sender?: Address } | undefined)?.sender;
+    const withTrader = trades.map((t) => ({ ...t, trader: sender ?? t.owner }));
+    return { events, trades: withTrader, competition: competition ? summarizeCompetition(competition) : null };
   }
 
   /** USD prices of the network's tokens and its pools' TVL, volume, APR and slippage (nulls where unknown). */

@@ -57,7 +57,7 @@ const Overview = Type.Object({
   latestCompetition: Type.Union([Competition, Type.Null()]),
 });
 const Trade = Type.Object({
-  blockNumber: Type.Integer(), logIndex: Type.Integer(), orderUid: HexString, owner: HexString, kind: Type.String(), sellToken: HexString, buyToken: HexString,
+  blockNumber: Type.Integer(), logIndex: Type.Integer(), orderUid: HexString, owner: HexString, trader: HexString, kind: Type.String(), sellToken: HexString, buyToken: HexString,
   sellAmount: Type.String(), buyAmount: Type.String(), surplus: Type.String(), surplusToken: HexString, txHash: HexString, timestamp: Type.Union([Type.String(), Type.Null()]),
 });
 const Lifecycle = Type.Object({

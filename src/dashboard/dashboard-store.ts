@@ -13,7 +13,10 @@ export interface DashboardTrade {
   blockNumber: number;
   logIndex: number;
   orderUid: Hex;
+  /** the trade's owner (for an eth-flow order: the contract) */
   owner: Address;
+  /** who traded: the owner, or for an eth-flow order whoever placed it with createOrder */
+  trader: Address;
   kind: 'sell' | 'buy';
   sellToken: Address;
   buyToken: Address;
@@ -58,6 +61,10 @@ export class DashboardStore {
         't.block_number', 't.log_index', 't.order_uid', 't.owner', 't.sell_token', 't.buy_token', 't.sell_amount', 't.buy_amount',
         't.fee_amount', 't.tx_hash', 't.block_timestamp', 'o.kind', 'o.sell_amount as o_sell', 'o.buy_amount as o_buy',
       ])
+      // an eth-flow order's trader is whoever placed it (the trade's owner is the contract)
+      .select((eb) =>
+        eb.selectFrom('ethflow_placements as ef').select('ef.sender').whereRef('ef.chain_id', '=', 't.chain_id').whereRef('ef.order_uid', '=', 't.order_uid').limit(1).as('ef_sender'),
+      )
       .where('t.chain_id', '=', chainId)
       .orderBy('t.block_number', 'desc')
       .orderBy('t.log_index', 'desc')
@@ -76,6 +83,7 @@ export class DashboardStore {
         logIndex: Number(r.log_index),
         orderUid: toHex(r.order_uid),
         owner: toHex(r.owner) as Address,
+        trader: toHex(r.ef_sender ?? r.owner) as Address,
         kind,
         sellToken: toHex(r.sell_token) as Address,
         buyToken: toHex(r.buy_token) as Address,

@@ -111,13 +111,17 @@ export class AffiliateSync {
       const upTo = Math.min(covered, from + this.blocksPerPass);
       // every trade of the range: a block holds at most what its gas allows, so the range bounds the rows
       const trades = await sql<{ uid: Uint8Array; owner: Uint8Array; created_at: Date | string; full_app_data: Uint8Array }>`
-        select o.uid, o.owner, o.created_at, a.full_app_data
-        from trades t
-        join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid
-        join app_data a on a.contract_app_data = o.app_data
-        where t.chain_id = ${chainId} and t.block_number > ${from} and t.block_number <= ${upTo}
-          and not exists (select 1 from affiliate_bindings b where b.trader = o.owner)
-        order by t.block_number, t.log_index`.execute(db);
+        select x.uid, x.owner, x.created_at, x.full_app_data from (
+          -- the trader of an eth-flow order is whoever placed it (the order's owner is the contract)
+          select o.uid, coalesce((select ef.sender from ethflow_placements ef where ef.chain_id = o.chain_id and ef.order_uid = o.uid limit 1), o.owner) as owner,
+            o.created_at, a.full_app_data, t.block_number, t.log_index
+          from trades t
+          join orders o on o.chain_id = t.chain_id and o.uid = t.order_uid
+          join app_data a on a.contract_app_data = o.app_data
+          where t.chain_id = ${chainId} and t.block_number > ${from} and t.block_number <= ${upTo}
+        ) x
+        where not exists (select 1 from affiliate_bindings b where b.trader = x.owner)
+        order by x.block_number, x.log_index`.execute(db);
       for (const order of trades.rows) {
         const code = referrerCodeOf(Buffer.from(order.full_app_data).toString('utf8'));
         if (code) bound += await this.bind(order.owner, code, chainId, order.uid, new Date(order.created_at));

@@ -49,6 +49,9 @@ export class ComputedAffiliateStats implements AffiliateStatsSource {
     const chains = this.countingChains === null ? sql`true` : this.countingChains.length === 0 ? sql`false` : sql`v.chain_id in (${sql.join(this.countingChains)})`;
     const circle = (wallet: ReturnType<typeof sql>) =>
       sql`(${wallet} = c.wallet or exists (select 1 from affiliate_bindings ob where ob.trader = ${wallet} and ob.code = b.code))`;
+    // who traded: for an eth-flow order whoever placed it (the trade's owner is the contract)
+    const traderOf = (tr: string) =>
+      sql`coalesce((select ef.sender from ethflow_placements ef where ef.chain_id = ${sql.ref(`${tr}.chain_id`)} and ef.order_uid = ${sql.ref(`${tr}.order_uid`)} limit 1), ${sql.ref(`${tr}.owner`)})`;
     const result = await sql<VolumeRow>`
       with t as (
         select b.trader, b.linked_since, v.block_timestamp, v.usd_volume,
@@ -61,11 +64,11 @@ export class ComputedAffiliateStats implements AffiliateStatsSource {
             select 1 from trades tr
             left join orders o on o.chain_id = tr.chain_id and o.uid = tr.order_uid
             where tr.chain_id = v.chain_id and tr.block_number = v.block_number and tr.log_index = v.log_index
-              and ((o.receiver is not null and o.receiver <> tr.owner and ${circle(sql.ref('o.receiver'))})
+              and ((o.receiver is not null and o.receiver <> ${traderOf('tr')} and ${circle(sql.ref('o.receiver'))})
                 or exists (
                   select 1 from trades other
-                  where other.chain_id = tr.chain_id and other.tx_hash = tr.tx_hash and other.owner <> tr.owner
-                    and other.sell_token = tr.buy_token and other.buy_token = tr.sell_token and ${circle(sql.ref('other.owner'))})))
+                  where other.chain_id = tr.chain_id and other.tx_hash = tr.tx_hash and ${traderOf('other')} <> ${traderOf('tr')}
+                    and other.sell_token = tr.buy_token and other.buy_token = tr.sell_token and ${circle(traderOf('other'))})))
         where ${where})
       select trader, linked_since, first_at, max(block_timestamp) as last_at, sum(usd_volume) as total,
              sum(usd_volume) filter (where block_timestamp < first_at + make_interval(days => ${timeCapDays}::int)) as window_volume
