@@ -235,9 +235,13 @@ describe('batch auctions that really settle', () => {
     assert.deepEqual(v1.body.transactionHashes, [ta.txHash]);
     assert.ok(v1.body.auction.orders.includes(a) && v1.body.auction.orders.includes(b));
     const solutions = v1.body.solutions as Array<{ solver: string; ranking: number; isWinner: boolean; score: string; orders: Array<{ id: Hex }> }>;
-    assert.deepEqual(solutions.map((s) => [s.solver, s.ranking, s.isWinner]), [['cow-matcher', 1, true], ['amm-router', 2, false]]);
+    // the AMM router proposed too: its merged solution and (issue 19, major 9) each of its parts on its own
+    assert.deepEqual(solutions.map((s) => [s.solver, s.ranking, s.isWinner]).slice(0, 2), [['cow-matcher', 1, true], ['amm-router', 2, false]]);
+    assert.ok(solutions.slice(1).every((s) => s.solver === 'amm-router' && !s.isWinner), 'only the AMM router competed with the CoW');
     assert.ok(BigInt(solutions[0].score) > BigInt(solutions[1].score) && BigInt(solutions[1].score) > 0n);
-    for (const s of solutions) assert.deepEqual(s.orders.map((o) => o.id).sort(), [a, b].sort());
+    assert.deepEqual(solutions[0].orders.map((o) => o.id).sort(), [a, b].sort(), 'the CoW settles both orders');
+    for (const s of solutions) assert.ok(s.orders.length > 0 && s.orders.every((o) => o.id === a || o.id === b));
+    assert.deepEqual([...new Set(solutions.slice(1).flatMap((s) => s.orders.map((o) => o.id)))].sort(), [a, b].sort(), 'the AMM router routed both');
     const v2 = await call(routesUrl, 'GET', `/api/v2/solver_competition/${v1.body.auctionId}`);
     assert.equal(v2.status, 200);
     assert.equal(v2.body.solutions[0].txHash, ta.txHash);
