@@ -166,6 +166,13 @@ export class AuctionBuilder {
     const hookBudget = gasLimit !== null ? gasLimit / 2n : null;
     let hookGasTaken = 0n;
     const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
+    // An owner's orders of one sell token share its balance and allowance, as the settlement (and `verifySolution`)
+    // sees them: fill-or-kill orders, oldest first, each reserve what they need, and one the earlier ones leave short
+    // is out (`insufficient_balance`/`insufficient_allowance`). Without this, orders that fit alone but not together
+    // all enter the auction, every solution routing them overdraws the owner and is refused, and they hold up every
+    // other order of their pair (issue 19, major 9). Partially fillable orders need only what is left to be positive.
+    // (`querySolvableOrders` returns the rows oldest first.)
+    const reserved = new Map<string, bigint>();
     for (const row of live) {
       const remaining = remainingOf(row);
       const due = dueOf(row);
@@ -183,8 +190,10 @@ export class AuctionBuilder {
       let allowance = f.allowance;
       const granted = permitted.get(row.uid);
       if (granted !== undefined && granted > allowance) allowance = granted;
-      if (f.balance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
-      else if (allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
+      const share = `${row.owner}:${row.sellToken}`;
+      const taken = reserved.get(share) ?? 0n;
+      if (f.balance - taken < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
+      else if (allowance - taken < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
       else {
         const gas = trampolineGas(due.pre) + trampolineGas(due.post);
         if (gas > 0n && hookBudget !== null && hookGasTaken + gas > hookBudget) {
@@ -192,6 +201,7 @@ export class AuctionBuilder {
           continue;
         }
         hookGasTaken += gas;
+        if (!row.partiallyFillable) reserved.set(share, taken + needed);
         funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
       }
     }
