@@ -5,8 +5,9 @@
  * engine (whose wire orders carry no owner balances) routed the pair as one aggregate that overdrew the owner, the
  * driver refused it ("owner balance or allowance too low") before any simulation, nothing won, the failing-order
  * search (started only by simulation failures) never ran, and the pair never settled again. Now the auction gives an
- * owner's fill-or-kill orders its balance oldest first: the newer order is left out (`insufficient_balance`) and the
- * rest — the honest order and the owner's older order — settles.
+ * owner's fill-or-kill orders its balance, the most generous limit then the oldest first: the newer order (which
+ * asks one atom more) is left out (`insufficient_balance`) and the rest — the honest order and the owner's older
+ * order — settles.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
