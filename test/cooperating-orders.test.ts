@@ -1,10 +1,13 @@
 /**
  * Two cooperating orders cannot halt AMM settlement (issue 19, major 9), on the real devnet with the built-in
  * engines. An owner with 1 WETH places two orders of 0.6 WETH each: either settles alone, together they overdraw
- * the owner, so the router's aggregate of the pair reverts in simulation. An honest order of another trader in the
- * same pair shares that aggregate. The old loop blamed only orders failing alone, found none, and the pair never
- * settled again; now the failing combination is found, its newer order left out with an order event naming the
- * other, and the rest — the honest order and the owner's older order — settles.
+ * the owner. An honest order of another trader shares their pair. Before, all three entered every auction, the
+ * engine (whose wire orders carry no owner balances) routed the pair as one aggregate that overdrew the owner, the
+ * driver refused it ("owner balance or allowance too low") before any simulation, nothing won, the failing-order
+ * search (started only by simulation failures) never ran, and the pair never settled again. Now the auction gives an
+ * owner's fill-or-kill orders its balance, the most generous limit then the oldest first: the newer order (which
+ * asks one atom more) is left out (`insufficient_balance`) and the rest — the honest order and the owner's older
+ * order — settles.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,10 +16,7 @@ import { call } from './fixtures/orders.js';
 import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
 import { toBytes } from '../src/db/codec.js';
 
-// OPEN (issue 19, major 9): this scenario still halts the pair — every auction holds the three orders, the router's
-// one solution is filtered out, nothing wins and nothing is excluded (seen with TEST_LOG_LEVEL=debug: "solutions":1,
-// "winner":null, "excluded":0 block after block). Kept as the reproduction; skipped until the search covers it.
-describe('two orders that cannot settle together', { skip: 'open: the failing combination is not found in this scenario yet (issue 19, major 9)' }, () => {
+describe('two orders that cannot settle together', () => {
   let app: TestApp;
   let t: Trading;
 
@@ -32,7 +32,7 @@ describe('two orders that cannot settle together', { skip: 'open: the failing co
   const events = async (uid: string) =>
     (await app.database.db.selectFrom('order_events').select(['label', 'reason']).where('chain_id', '=', 31337).where('order_uid', '=', toBytes(uid as `0x${string}`)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
 
-  it('do not halt their pair: the combination is found, its newer order left out, the rest settles', async () => {
+  it('do not halt their pair: the newer order is left out, the rest settles', async () => {
     const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
     const honest = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
     const part = (E18 * 6n) / 10n;
@@ -51,9 +51,9 @@ describe('two orders that cannot settle together', { skip: 'open: the failing co
       console.error(JSON.stringify({ older: await events(older), newer: await events(newer), other: await events(other) }));
       throw err;
     });
-    const why = (await events(newer)).find((e) => e.startsWith('filtered:simulation_failed'));
+    const why = (await events(newer)).find((e) => e === 'invalid:insufficient_balance');
     assert.ok(why, `an order event says why: ${JSON.stringify(await events(newer))}`);
-    assert.match(why, new RegExp(`together with ${older}`));
+    assert.deepEqual((await events(older)).filter((e) => e.startsWith('invalid')), []);
     assert.notEqual(await status(newer), 'fulfilled');
   });
 });

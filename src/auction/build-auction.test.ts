@@ -52,12 +52,12 @@ describe('the auction builder leaves out each kind of unsettleable order, with i
     await chain?.stop();
   });
 
-  async function insert(o: { owner: Address; sellToken?: Address; buyToken?: Address; sellAmount?: bigint; receiver?: Address | null; signingScheme?: 'eip712' | 'presign'; appData?: Hex }): Promise<Hex> {
+  async function insert(o: { owner: Address; sellToken?: Address; buyToken?: Address; sellAmount?: bigint; receiver?: Address | null; signingScheme?: 'eip712' | 'presign'; appData?: Hex; createdAt?: Date; partiallyFillable?: boolean; buyAmount?: bigint }): Promise<Hex> {
     const uid = randomBytes(56);
     await database.db.insertInto('orders').values({
-      chain_id: CHAIN, uid, owner: toBytes(o.owner), created_at: new Date(), sell_token: toBytes(o.sellToken ?? usdc), buy_token: toBytes(o.buyToken ?? weth),
-      receiver: o.receiver ? toBytes(o.receiver) : null, sell_amount: toNumeric(o.sellAmount ?? 10n ** 6n), buy_amount: toNumeric(1n), valid_to: now + 3600,
-      app_data: toBytes(o.appData ?? (`0x${'00'.repeat(32)}` as Hex)), fee_amount: '0', kind: 'sell', partially_fillable: false, signature: randomBytes(65),
+      chain_id: CHAIN, uid, owner: toBytes(o.owner), created_at: o.createdAt ?? new Date(), sell_token: toBytes(o.sellToken ?? usdc), buy_token: toBytes(o.buyToken ?? weth),
+      receiver: o.receiver ? toBytes(o.receiver) : null, sell_amount: toNumeric(o.sellAmount ?? 10n ** 6n), buy_amount: toNumeric(o.buyAmount ?? 1n), valid_to: now + 3600,
+      app_data: toBytes(o.appData ?? (`0x${'00'.repeat(32)}` as Hex)), fee_amount: '0', kind: 'sell', partially_fillable: o.partiallyFillable ?? false, signature: randomBytes(65),
       signing_scheme: o.signingScheme ?? 'eip712', sell_token_balance: 'erc20', buy_token_balance: 'erc20', class: 'limit', settlement_contract: toBytes(options.settlement),
     }).execute();
     return toHex(uid);
@@ -121,5 +121,28 @@ describe('the auction builder leaves out each kind of unsettleable order, with i
     assert.ok(total <= gasLimit / 2n, `the auction's hooks fit half a block (${total} of ${gasLimit})`);
     const left = [first, second].find((uid) => !inAuction.has(uid))!;
     assert.deepEqual(built.excluded.find((e) => e.uid === left), { uid: left, label: 'filtered', reason: 'hook_gas_limit' });
+  });
+
+  it("gives an owner's fill-or-kill orders its balance, the most generous limit then the oldest first: one the others leave short is out (issue 19, major 9)", async () => {
+    const [funds] = await options.reader.balancesAndAllowances([{ owner: trader, token: usdc }], options.vaultRelayer, { blockNumber: BigInt(await chain.blockNumber()) });
+    const balance = funds!.balance!;
+    const part = (balance * 6n) / 10n; // either order fits the balance alone, both together do not
+    const t0 = Date.now();
+    const newer = await insert({ owner: trader, sellAmount: part, createdAt: new Date(t0 - 1_000) });
+    const older = await insert({ owner: trader, sellAmount: part, createdAt: new Date(t0 - 2_000) });
+    // the oldest of all, but asking far more than the market gives: it does not hold the balance the others can use
+    const farOff = await insert({ owner: trader, sellAmount: part, buyAmount: 10n ** 30n, createdAt: new Date(t0 - 3_000) });
+    // a partially fillable order still has what the others leave
+    const partial = await insert({ owner: trader, sellAmount: balance, partiallyFillable: true, createdAt: new Date(t0 - 500) });
+    const built = await new AuctionBuilder(options).build({ number: BigInt(await chain.blockNumber()), timestamp: BigInt(now) });
+    const inAuction = new Set(built.auction.orders.map((o) => o.uid));
+    assert.ok(inAuction.has(older), 'the older order is in the auction');
+    assert.ok(inAuction.has(partial), 'the partially fillable order is in the auction');
+    assert.ok(!inAuction.has(newer), 'the newer order is not');
+    assert.deepEqual(built.excluded.find((e) => e.uid === farOff), { uid: farOff, label: 'invalid', reason: 'insufficient_balance' });
+    assert.deepEqual(built.excluded.find((e) => e.uid === newer), { uid: newer, label: 'invalid', reason: 'insufficient_balance' });
+    // the auction's orders never ask more of the owner, together, than it has (what verifySolution checks)
+    const fillOrKill = built.auction.orders.filter((o) => o.owner === trader && o.sellToken === usdc && !o.partiallyFillable);
+    assert.ok(fillOrKill.reduce((s, o) => s + o.sellAmount + o.feeAmount, 0n) <= balance);
   });
 });

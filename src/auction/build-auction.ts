@@ -166,7 +166,38 @@ export class AuctionBuilder {
     const hookBudget = gasLimit !== null ? gasLimit / 2n : null;
     let hookGasTaken = 0n;
     const funded: Array<{ row: SolvableOrderRow; remaining: bigint; available: bigint; hooks: OrderHooks }> = [];
-    for (const row of live) {
+    // native prices (read above for every live order's tokens; only the used ones stay)
+    const prices = new Map<Address, bigint>();
+    liveTokens.forEach((t, i) => {
+      const p = nativePrices[i];
+      if (p === null || p === undefined || !Number.isFinite(p) || p <= 0) return;
+      const scaled = BigInt(Math.round(p * Number(PRICE_SCALE)));
+      if (scaled > 0n) prices.set(t, scaled);
+    });
+
+    // An owner's orders of one sell token share its balance and allowance, as the settlement (and `verifySolution`)
+    // sees them: fill-or-kill orders each reserve what they need, and one the earlier ones leave short is out
+    // (`insufficient_balance`/`insufficient_allowance`). Without this, orders that fit alone but not together all
+    // enter the auction, every solution routing them overdraws the owner and is refused, and they hold up every other
+    // order of their pair (issue 19, major 9). Orders are served the most generous limit first (what they sell over
+    // what they ask, at native prices; unpriced ones last), then the oldest (`querySolvableOrders` returns the rows
+    // oldest first): an owner's far-off limit order does not starve its own market order. Partially fillable orders
+    // need only what is left to be positive.
+    const reserved = new Map<string, bigint>();
+    const valued = (row: SolvableOrderRow): { n: bigint; d: bigint } | null => {
+      const ps = prices.get(row.sellToken);
+      const pb = prices.get(row.buyToken);
+      return ps !== undefined && pb !== undefined && row.buyAmount > 0n ? { n: row.sellAmount * ps, d: row.buyAmount * pb } : null;
+    };
+    const age = new Map(live.map((row, i) => [row.uid, i]));
+    const generousFirst = (x: SolvableOrderRow, y: SolvableOrderRow): number => {
+      const vx = valued(x);
+      const vy = valued(y);
+      if (vx && vy && vx.n * vy.d !== vy.n * vx.d) return vx.n * vy.d > vy.n * vx.d ? -1 : 1;
+      if (!vx !== !vy) return vx ? -1 : 1;
+      return age.get(x.uid)! - age.get(y.uid)!;
+    };
+    for (const row of [...live].sort(generousFirst)) {
       const remaining = remainingOf(row);
       const due = dueOf(row);
       if (trampoline === null && due.pre.length + due.post.length > 0) {
@@ -183,8 +214,10 @@ export class AuctionBuilder {
       let allowance = f.allowance;
       const granted = permitted.get(row.uid);
       if (granted !== undefined && granted > allowance) allowance = granted;
-      if (f.balance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
-      else if (allowance < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
+      const share = `${row.owner}:${row.sellToken}`;
+      const taken = reserved.get(share) ?? 0n;
+      if (f.balance - taken < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_balance' });
+      else if (allowance - taken < needed) excluded.push({ uid: row.uid, label: 'invalid', reason: 'insufficient_allowance' });
       else {
         const gas = trampolineGas(due.pre) + trampolineGas(due.post);
         if (gas > 0n && hookBudget !== null && hookGasTaken + gas > hookBudget) {
@@ -192,22 +225,15 @@ export class AuctionBuilder {
           continue;
         }
         hookGasTaken += gas;
+        if (!row.partiallyFillable) reserved.set(share, taken + needed);
         funded.push({ row, remaining, available: f.balance < allowance ? f.balance : allowance, hooks: due });
       }
     }
 
-    // native prices (read above for every live order's tokens; only the used ones stay)
-    const prices = new Map<Address, bigint>();
-    liveTokens.forEach((t, i) => {
-      const p = nativePrices[i];
-      if (p === null || p === undefined || !Number.isFinite(p) || p <= 0) return;
-      const scaled = BigInt(Math.round(p * Number(PRICE_SCALE)));
-      if (scaled > 0n) prices.set(t, scaled);
-    });
-
     const fees = this.options.fees ?? null;
     const schedule = fees ? scheduleAt(fees, timestamp) : [];
     const orders: SolvableOrder[] = [];
+    funded.sort((x, y) => age.get(x.row.uid)! - age.get(y.row.uid)!); // the auction lists its orders oldest first
     for (const { row, remaining, available, hooks: due } of funded) {
       if (!prices.has(row.sellToken) || !prices.has(row.buyToken)) {
         excluded.push({ uid: row.uid, label: 'filtered', reason: 'missing_native_price' });

@@ -11,7 +11,7 @@ import type { ChainReader } from '../chain/reader.js';
 import { BUY_ETH_ADDRESS } from '../protocol/index.js';
 import { encodeAuction } from './codec.js';
 import { ConstantProductLiquidity, routablePairs, type PoolNetwork } from './liquidity.js';
-import { toSolverOrder } from './orders.js';
+import { toSolverOrders } from './orders.js';
 import type { SolverAuction, SolverConstantProductPool, WireAuction } from './schemas.js';
 
 export interface EncoderNetwork extends PoolNetwork {
@@ -77,7 +77,7 @@ export class AuctionEncoder {
           return [t, { decimals: i?.meta?.decimals ?? null, symbol: i?.meta?.symbol ?? null, referencePrice: price ?? null, availableBalance: i?.balance ?? 0n, trusted: false }];
         }),
       ),
-      orders: [...auction.orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1)).map(toSolverOrder),
+      orders: toSolverOrders(auction.orders),
       liquidity,
       effectiveGasPrice: gasPrice,
       deadline: deadline.toISOString(),

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { upstreamValidators } from '../../test/fixtures/solvers-openapi.js';
 import { skipUnless } from '../../test/fixtures/required-services.js';
 import { CodecError, decodeAuction, decodeNotification, decodeSolveResponse, encodeAuction, encodeSolveResponse } from './codec.js';
-import { fromSolverOrder, solvableAmounts, toSolverOrder } from './orders.js';
+import { fromSolverOrder, solvableAmounts, toSolverOrder, toSolverOrders } from './orders.js';
 import { A, B, E18, testAuction, testOrder } from '../../test/fixtures/solver-auctions.js';
 
 // the upstream document is read from the project's shared folder (skipped with a line where it is absent)
@@ -126,6 +126,26 @@ describe('Solver Engine API codec', () => {
     assert.equal(back.created, 3);
     assert.equal(back.signingScheme, 'eip712');
     assert.equal(back.receiver, null);
+  });
+});
+
+describe('Solver Engine API: an owner is never offered beyond its balance (issue 19, major 9)', () => {
+  it("its fill-or-kill orders come first, then each partially fillable order is offered what is left, oldest first", () => {
+    // one owner with 1 WETH (`available`, shared by its orders of one sell token): 0.6 fill-or-kill, two partial orders
+    const owner = '0x00000000000000000000000000000000000000a1' as const;
+    const fok = testOrder({ owner, sellAmount: (E18 * 6n) / 10n, available: E18, created: 3 });
+    const partOld = testOrder({ owner, partiallyFillable: true, remaining: E18, available: E18, created: 1 });
+    const partNew = testOrder({ owner, partiallyFillable: true, remaining: E18, available: E18, created: 2 });
+    const other = testOrder({ partiallyFillable: true, remaining: E18, available: E18, created: 4 });
+    const wire = toSolverOrders([other, partNew, fok, partOld]);
+    // oldest first; the newer partial order has nothing left and is not sent
+    assert.deepEqual(wire.map((o) => o.uid), [partOld.uid, fok.uid, other.uid]);
+    assert.equal(wire[0]!.sellAmount, (E18 * 4n) / 10n);
+    assert.equal(wire[1]!.sellAmount, (E18 * 6n) / 10n);
+    assert.equal(wire[2]!.sellAmount, E18, 'another owner is not touched');
+    // what the engine side reads back for the owner sums to its balance, not more
+    const back = wire.map((o, i) => fromSolverOrder(o, i)).filter((o) => o.owner === owner);
+    assert.equal(back.reduce((sum, o) => sum + o.available, 0n), E18);
   });
 });
 

@@ -35,6 +35,33 @@ function interaction(i: { target: Address; value: bigint; callData: Hex }): Solv
   return { kind: 'custom', target: i.target, value: i.value, callData: i.callData, allowances: [], inputs: [], outputs: [] };
 }
 
+/**
+ * The auction's orders as the wire sends them, oldest first. An order's `available` is its owner's balance shared
+ * by its orders of one sell token, while each wire order says what it alone may use, and an engine reading the wire
+ * may fill every order up to that. So that no engine sees more of an owner than it has (issue 19, major 9): the
+ * fill-or-kill orders' needs come first (the auction build admits only those that fit together), then each partially
+ * fillable order, oldest first, is offered only what the earlier ones leave.
+ */
+export function toSolverOrders(orders: readonly SolvableOrder[]): SolverOrder[] {
+  const sorted = [...orders].sort((x, y) => x.created - y.created || (x.uid < y.uid ? -1 : 1));
+  const left = new Map<string, bigint>();
+  const share = (o: SolvableOrder) => `${o.owner}:${o.sellToken}`;
+  for (const o of sorted) if (!left.has(share(o))) left.set(share(o), o.available);
+  for (const o of sorted) if (!o.partiallyFillable) left.set(share(o), left.get(share(o))! - (o.sellAmount + o.feeAmount));
+  return sorted.flatMap((o) => {
+    if (!o.partiallyFillable) return [toSolverOrder(o)];
+    const rest = left.get(share(o))!;
+    const offered = rest < o.available ? rest : o.available;
+    const wire = offered > 0n ? toSolverOrder({ ...o, available: offered }) : null;
+    // nothing left for it in this auction: not sent (an order offered nothing cannot be filled)
+    if (!wire || wire.sellAmount === 0n || wire.buyAmount === 0n) return [];
+    // what it may take at most: its sell side plus the fee share its limit allows (within `offered`)
+    const taken = wire.sellAmount + (o.sellAmount > 0n ? (o.feeAmount * wire.sellAmount) / o.sellAmount : 0n);
+    left.set(share(o), rest - (taken < offered ? taken : offered));
+    return [wire];
+  });
+}
+
 export function toSolverOrder(o: SolvableOrder): SolverOrder {
   const { sell, buy } = solvableAmounts(o);
   return {
