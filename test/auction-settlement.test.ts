@@ -182,7 +182,7 @@ describe('batch auctions that really settle', () => {
     }
   });
 
-  it('settles two opposite orders of two demo accounts as a CoW: one settlement, no AMM, exact balances, both fulfilled, both solvers ranked', { skip: 'flaky after the wave-3 merge (fees, merged-solution parts): to be fixed next session, see the closing note' }, async () => {
+  it('settles two opposite orders of two demo accounts as a CoW: one settlement, no AMM, exact balances, both fulfilled, both solvers ranked', async () => {
     const m = await marketOut(E18, [WETH, USDC]); // USDC for 1 WETH on the pool
     await pauseMining();
     let a: Hex;
@@ -197,7 +197,7 @@ describe('batch auctions that really settle', () => {
 
     const [ta] = await tradesOf(a);
     const [tb] = await tradesOf(b);
-    assert.ok(ta && tb, 'one trade each');
+    assert.ok(ta && tb, `one trade each: ${JSON.stringify([await tradesOf(a), await tradesOf(b), await getOrder(a), await getOrder(b)])}`);
     assert.equal((await tradesOf(a)).length, 1);
     assert.equal(ta.txHash, tb.txHash, 'one settlement');
     assert.match(ta.txHash, /^0x[0-9a-f]{64}$/);
@@ -257,8 +257,11 @@ describe('batch auctions that really settle', () => {
     const status = await competitionStatus(a);
     assert.equal(status?.type, 'traded');
     assert.deepEqual(status?.value?.[0], { solver: 'cow-matcher', executedAmounts: { sell: E18.toString(), buy: ta.buyAmount } });
-    // then every AMM-router solution that proposed the order (its merge and its part)
-    assert.ok(status!.value!.slice(1).every((v) => v.solver === 'amm-router' && v.executedAmounts !== undefined));
+    // then every AMM-router solution of that competition: those that routed the order (its merge and its own part)
+    // with their executed amounts, the part that routed only the other order without
+    const others = status!.value!.slice(1);
+    assert.ok(others.every((v) => v.solver === 'amm-router'), JSON.stringify(status));
+    assert.equal(others.filter((v) => v.executedAmounts !== undefined).length, 2, JSON.stringify(status));
     // the lifecycle writes `traded` once the indexed range is reported to it
     await waitFor('the traded events', async () => (await events(a)).includes('traded') && (await events(b)).includes('traded'));
     assert.deepEqual(await events(a), ['created', 'ready', 'executing', 'traded']);

@@ -28,13 +28,18 @@ const MAY_NEVER_ANSWER_OK = new Set([
   'GET /{chainId}/tokens/{tokenAddress}/topHolders', 'POST /{chainId}/yield/pools', 'GET /{chainId}/accounts/{userAddress}/balances',
   'GET /{chainId}/accounts/{userAddress}/balances/sse', 'POST /dashboard/api/{network}/trade-a-cow',
   'GET /affiliate/{address}', 'GET /affiliate/affiliate-stats/{address}', 'GET /affiliate/trader-stats/{address}', 'GET /ref-codes/{code}',
+  // need the code the confirmation e-mail carries (issue 19: no delivery before the address owner confirms)
+  'POST /accounts/{account}/subscriptions/{id}/confirm',
+  // need the pools' Sync events indexed, which this node may not have reached while the fuzz runs (test/openapi.test.ts
+  // checks its real values once indexed)
+  'GET /{chainId}/markets/{baseTokenAddress}-{quoteTokenAddress}/slippageTolerance',
   // the control API's snapshot and revert: no generated request got a 2xx in the SEED run (a random id is never a
   // snapshot; why snapshot itself never succeeded was not looked into)
   'POST /devnet/control/snapshot', 'POST /devnet/control/revert',
 ]);
-const REQUESTS = 1000;
+const REQUESTS = 2000;
 
-describe('OpenAPI fuzz (short mode)', { skip: 'its list of operations expected to answer 2xx does not yet cover the wave-3 routes; to be fixed next session, see the closing note' }, () => {
+describe('OpenAPI fuzz (short mode)', () => {
   let target: FuzzTarget;
   before(async () => {
     target = await startFuzzTarget();

@@ -12,7 +12,7 @@ import { call } from './fixtures/orders.js';
 import { trading, E18, type Trading } from './fixtures/trading.js';
 import { waitFor } from './fixtures/wait-for.js';
 
-describe('a placed order starts an auction on the current head (issue 15, point 7)', { skip: 'fails after the wave-3 merge (at most one extra auction per block + fees); to be fixed next session, see the closing note' }, () => {
+describe('a placed order starts an auction on the current head (issue 15, point 7)', () => {
   let app: TestApp;
   let t: Trading;
 
