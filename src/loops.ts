@@ -110,9 +110,13 @@ function defaultSolverAccount(network: ChainNetwork): LocalAccount | null {
   return solver ? privateKeyToAccount(solver.privateKey) : null;
 }
 
-/** The built-in engines of a network (CoW matcher, AMM router), reached through the Solver Engine API's codec in process. */
-export function defaultSolvers(network: ChainNetwork): Solver[] {
-  return buildSolverEngines(network, { engines: [], timeLimitMs: 2_000 }).solvers;
+/**
+ * The built-in engines of a network (CoW matcher, AMM router), reached through the Solver Engine API's codec; they
+ * solve on worker threads, which `close()` ends (a loop that built them closes them when it stops).
+ */
+export function defaultSolvers(network: ChainNetwork): { solvers: Solver[]; close: () => Promise<void> } {
+  const engines = buildSolverEngines(network, { engines: [], timeLimitMs: 2_000 });
+  return { solvers: engines.solvers, close: engines.close };
 }
 
 /** Builds the auction loop of one network — its builder, stores, solvers and driver — and starts it. */
@@ -138,7 +142,9 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
   const driver = account
     ? new Driver({ client: network.client, rpcUrl: network.rpcUrl, settlement: network.settlement, account, submissions, logger: w.logger, deadlineBlocks: w.deadlineBlocks, hooks: w.driverHooks })
     : null;
-  return startAuctionLoop({
+  // engines built here (none passed) are this loop's own: their worker threads end with it
+  const own = w.solvers ? null : defaultSolvers(network);
+  const loop = startAuctionLoop({
     network,
     builder,
     stores: {
@@ -149,7 +155,7 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
       exclusions: new OrderExclusions(db, chainId),
       fees: new FeeRecords(db, chainId),
     },
-    solvers: w.solvers ?? defaultSolvers(network),
+    solvers: w.solvers ?? own!.solvers,
     driver,
     logger: w.logger,
     signal: w.signal,
@@ -162,6 +168,19 @@ export function wireAuctionLoop(w: AuctionLoopWiring): RunningAuctionLoop {
     afterCompetition: notifyEngines,
     isMergedSolution: (solution) => originOf(solution)?.merged ?? false,
     requireGasCoverage: w.requireGasCoverage ?? !network.devnet,
+  });
+  if (!own) return loop;
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= own.close().catch(() => undefined));
+  w.signal?.addEventListener('abort', () => void loop.idle().then(close, close), { once: true });
+  return Object.assign(Object.create(loop) as RunningAuctionLoop, {
+    async stop() {
+      try {
+        await loop.stop();
+      } finally {
+        await close();
+      }
+    },
   });
 }
 
