@@ -77,6 +77,8 @@ export interface StartOptions {
   metrics?: Metrics;
   /** the node's own JSON-RPC traffic to the devnet goes to this URL instead (tests: a fault-injecting proxy) */
   devnetRpcVia?: (anvilRpcUrl: string) => Promise<string>;
+  /** run the chain loops' notification producers (default true; false: a test steps its own producer alone) */
+  notificationProducers?: boolean;
 }
 
 /** What every wiring step of `startApp` shares: the configuration, the log, the shutdown steps and the abort. */
@@ -145,7 +147,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       solverPrivateKey: config.solverPrivateKey,
       ethflowRefunderKey: config.ethflow.refunderKey,
       solverEngines,
-      notifications: { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
+      notifications: options.notificationProducers === false ? undefined : { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,
     }), w.abort.signal);
     w.closers.push(() => loops.stop());

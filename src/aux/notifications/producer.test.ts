@@ -30,7 +30,8 @@ describe('notification producer (real devnet)', () => {
     (await app.database.db.selectFrom('order_events').select(['label', 'reason']).where('order_uid', '=', toBytes(uid)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
 
   before(async () => {
-    app = await startTestApp({ AUCTIONS: 'true', NOTIFY_CONFIRMATIONS: '0' }, { now: clock });
+    // the node's own producers are off: only the producer this test steps writes notifications and the checkpoint
+    app = await startTestApp({ AUCTIONS: 'true', NOTIFY_CONFIRMATIONS: '0' }, { now: clock, notificationProducers: false });
     t = trading(app, clock);
     producer = producerFor(app.networks[0]!, app.database.db, { confirmations: 0, priceImprovementBps: 1 });
   });
