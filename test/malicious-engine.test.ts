@@ -15,6 +15,7 @@ import { encodeFunctionData, maxUint256, parseAbi, type Address, type Hex, type 
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
 import { call } from './fixtures/orders.js';
+import { toBytes } from '../src/db/codec.js';
 
 const ERC20 = parseAbi([
   'function transfer(address, uint256) returns (bool)',
@@ -150,6 +151,34 @@ describe('a malicious external engine', () => {
     assert.equal(await read('balanceOf', [ATTACKER]), 0n, 'the attacker received no WETH');
     assert.equal(await read('allowance', [settlement, ATTACKER]), 0n, 'no allowance to the attacker');
     assert.ok((await read('balanceOf', [settlement])) >= buffer, 'the settlement buffer did not fall');
+  });
+
+  it('an order only the thief claims to fill is not excluded by the thief’s word (its failures are probed with the node’s own engines)', async () => {
+    // out of the market: the built-in engines propose nothing, the attackers promise 15 % above the pool, so nothing
+    // wins and the thief's refused solution is the best that failed. Asked again on the order alone, the thief would
+    // fail again and the order would be excluded (and its tokens blamed) — an honest order held out by an engine.
+    const trader = await t.freshAccount([{ token: 'WETH', amount: '2' }]);
+    const market = await t.marketOut(E18, [t.tokens.WETH, t.tokens.USDC]);
+    const uid = await t.place(trader, { sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, sellAmount: E18, buyAmount: (market * 110n) / 100n, kind: 'sell' });
+    quotes.set(uid.toLowerCase() as Hex, (market * 115n) / 100n);
+    const competitions = app.auctionLoops.get('devnet')!.competitions;
+    const refused = new Set<number>();
+    let won = false;
+    await waitFor('three auctions in which the thief’s solution for the order was refused by the simulation', async () => {
+      const c = await competitions.latestForOrder(uid);
+      const thief = c?.solutions.find((s) => s.solver === 'thief' && s.orders.some((o) => o.id === uid));
+      if (c && thief?.filterReason?.startsWith('simulation:')) {
+        won ||= c.solutions.some((s) => s.isWinner);
+        refused.add(c.auctionId);
+      }
+      return refused.size >= 3;
+    }, 90_000);
+    assert.equal(won, false, 'nothing won those auctions');
+    const events = (await app.database.db.selectFrom('order_events').select(['label', 'reason']).where('order_uid', '=', toBytes(uid)).execute()).map((e) => `${e.label}:${e.reason ?? ''}`);
+    assert.ok(!events.some((e) => e.startsWith('filtered:simulation_failed')), `not excluded: ${events.join(', ')}`);
+    const auction = (await call(app.baseUrl, 'GET', '/devnet/api/v1/auction')).body as { orders: Array<{ uid: string }> };
+    assert.ok(auction.orders.some((o) => o.uid === uid.toLowerCase()), 'still in the auction');
+    quotes.delete(uid.toLowerCase() as Hex);
   });
 
   it('serves no solver-engine route without SOLVER_ENGINE_TOKEN', async () => {

@@ -199,7 +199,16 @@ export function startAuctionLoop(options: AuctionLoopOptions): RunningAuctionLoo
     const failed = ranked.find((r) => r.filteredOut && r.reason?.startsWith('simulation:') && (!winner || (r.ranking < winner.ranking && options.isMergedSolution?.(r.solution))));
     const solver = failed && solvers.find((s) => s.name === failed.solution.solver);
     if (!failed || !solver) return { ranked, plan };
-    const out = await excludeFailing(auction, head, solver, failed.solution);
+    // the search re-asks a solver for parts of the orders: an external engine would be asked to confirm its own
+    // failure (one that steals or reverts on purpose would get honest orders excluded), so its failures are probed
+    // with the node's own engines, whose failing settlements do blame the orders (a bad token fails theirs too)
+    const own = solvers.filter((s) => s.trusted !== false);
+    const prober: Solver | null = solver.trusted !== false ? solver : own.length === 0 ? null : {
+      name: own.map((s) => s.name).join('+'),
+      solve: async (a) => (await Promise.all(own.map((s) => s.solve(a).catch(() => [])))).flat(),
+    };
+    if (!prober) return { ranked, plan };
+    const out = await excludeFailing(auction, head, prober, failed.solution);
     if (out.size === 0) return { ranked, plan };
     const partPlan = plan;
     plan = null;

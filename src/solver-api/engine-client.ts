@@ -22,6 +22,8 @@ import { checkSolution, mergeSolutions } from './solution-check.js';
 export interface EngineTransport {
   /** where it is reached (for logs): a URL or `in-process` */
   readonly describe: string;
+  /** an engine this node runs itself (in process or on its worker threads) */
+  readonly local?: boolean;
   solve(request: { body: string; wire: WireAuction }, signal: AbortSignal): Promise<unknown>;
   notify(notification: unknown): Promise<void>;
 }
@@ -92,6 +94,7 @@ export function httpTransport(baseUrl: string, notifyTimeoutMs = 2_000, maxAnswe
 export function localTransport(service: EngineService): EngineTransport {
   return {
     describe: 'in-process',
+    local: true,
     async solve({ body }, signal) {
       signal.throwIfAborted();
       return new Promise((resolve, reject) => {
@@ -158,11 +161,14 @@ export interface EngineSolverOptions {
 
 export class EngineSolver implements Solver {
   readonly name: string;
+  /** the node's own engines only: an external engine's word never blames orders (auction-loop's failing search) */
+  readonly trusted: boolean;
   /** notifications sent (the last 100; tests and diagnostics) */
   readonly sent: Array<{ auctionId: string; solutionId: number | null; kind: NotifyKind }> = [];
 
   constructor(private readonly options: EngineSolverOptions) {
     this.name = options.name;
+    this.trusted = options.transport.local === true;
   }
 
   async solve(auction: Auction): Promise<Solution[]> {

@@ -70,6 +70,11 @@ export interface Solution {
 
 export interface Solver {
   readonly name: string;
+  /**
+   * false: an engine the node does not run itself (an external one over HTTP). Its failures never blame orders by
+   * its own word: the failing-order search then probes with the node's own engines (default: true).
+   */
+  readonly trusted?: boolean;
   solve(auction: Auction): Promise<Solution[]>;
 }
 
