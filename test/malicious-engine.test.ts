@@ -9,12 +9,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { encodeFunctionData, maxUint256, parseAbi, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
 import { call } from './fixtures/orders.js';
+import { startEngineServer, type EngineServer } from './fixtures/engine-server.js';
 import { toBytes } from '../src/db/codec.js';
 
 const ERC20 = parseAbi([
@@ -31,22 +30,11 @@ type WireOrder = { uid: Hex; sellToken: Address; buyToken: Address; sellAmount: 
 describe('a malicious external engine', () => {
   let app: TestApp;
   let t: Trading;
-  let engines: Server;
+  let engines: EngineServer;
   let marketMaker: LocalAccount;
   /** orders the engines act on, with the buy amount they promise */
   const quotes = new Map<Hex, bigint>();
-  const notified = new Map<Mode, Array<{ auctionId: string; kind: string }>>([
-    ['thief', []],
-    ['approver', []],
-  ]);
   let answered = 0;
-
-  const body = (req: IncomingMessage) =>
-    new Promise<string>((resolve) => {
-      let text = '';
-      req.on('data', (c) => (text += c));
-      req.on('end', () => resolve(text));
-    });
 
   function solve(mode: Mode, orders: WireOrder[]): unknown[] {
     const settlement = app.networks[0]!.settlement;
@@ -78,22 +66,12 @@ describe('a malicious external engine', () => {
   }
 
   before(async () => {
-    engines = createServer(async (req, res) => {
-      const [, , mode, op] = (req.url ?? '').split('/') as [string, string, Mode, string];
-      const text = await body(req);
-      if (op === 'notify') {
-        notified.get(mode)?.push(JSON.parse(text));
-        res.writeHead(200).end('{}');
-        return;
-      }
-      const auction = JSON.parse(text) as { orders: WireOrder[] };
-      const solutions = solve(mode, auction.orders);
+    engines = await startEngineServer<{ orders: WireOrder[] }>((name, auction) => {
+      const solutions = solve(name as Mode, auction.orders);
       if (solutions.length > 0) answered++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ solutions }));
+      return solutions;
     });
-    await new Promise<void>((resolve) => engines.listen(0, '127.0.0.1', resolve));
-    const port = (engines.address() as AddressInfo).port;
-    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: `thief=http://127.0.0.1:${port}/e/thief,approver=http://127.0.0.1:${port}/e/approver,cow-matcher,amm-router`, SOLVER_TIME_LIMIT_MS: '3000' });
+    app = await startTestApp({ AUCTIONS: 'true', SOLVERS: `thief=${engines.url('thief')},approver=${engines.url('approver')},cow-matcher,amm-router`, SOLVER_TIME_LIMIT_MS: '3000' });
     t = trading(app);
     marketMaker = await t.freshAccount([{ token: 'USDC', amount: '100000' }]);
     await t.send(marketMaker, t.tokens.USDC, encodeFunctionData({ abi: ERC20, functionName: 'approve', args: [app.networks[0]!.settlement, maxUint256] }));
@@ -101,8 +79,7 @@ describe('a malicious external engine', () => {
 
   after(async () => {
     await app?.stop();
-    engines?.closeAllConnections();
-    await new Promise((resolve) => engines?.close(resolve));
+    await engines?.close();
   });
 
   const read = (functionName: 'balanceOf' | 'allowance', args: Address[]) =>
@@ -144,7 +121,7 @@ describe('a malicious external engine', () => {
     const stored = new Map(won.solutions.map((s) => [s.solver, s]));
     assert.match(stored.get('thief')!.filterReason ?? '', /^simulation: the settlement's balance of 0x[0-9a-f]{40} would fall by 100000000000000000/);
     assert.match(stored.get('approver')!.filterReason ?? '', /allowance to 0x0{35}a77ac, which is not a known liquidity spender/);
-    await waitFor('the thief told simulationFailed', async () => notified.get('thief')!.some((n) => n.auctionId === String(won.auctionId) && n.kind === 'simulationFailed'));
+    await waitFor('the thief told simulationFailed', async () => engines.notified('thief').some((n) => n.auctionId === String(won.auctionId) && n.kind === 'simulationFailed'));
 
     // after a later block: nothing reached the attacker and the buffer is whole
     await waitFor('a later block', async () => ((await app.networks[0]!.client.getBlockNumber({ cacheTime: 0 })) > BigInt(won.startBlock) + 1n ? true : null));

@@ -8,13 +8,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { encodeFunctionData, maxUint256, parseAbi, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from './fixtures/app.js';
 import { E18, trading, waitFor, type Trading } from './fixtures/trading.js';
 import { call } from './fixtures/orders.js';
 import { upstreamValidators } from './fixtures/solvers-openapi.js';
+import { startEngineServer, type EngineServer } from './fixtures/engine-server.js';
 import { skipUnless } from './fixtures/required-services.js';
 import { builtInEngine, EngineService } from '../src/solver-api/engines.js';
 
@@ -34,20 +33,14 @@ describe('solver engines over the Solver Engine API', () => {
   });
   let app: TestApp;
   let t: Trading;
-  let engines: Server;
+  let engines: EngineServer;
   let marketMaker: LocalAccount;
   /** orders the external engines act on, with the buy amount the market maker pays */
   const quotes = new Map<Hex, bigint>();
   let goodOn = true;
   const received = new Map<Mode, WireAuction[]>(MODES.map((m) => [m, []]));
-  const notified = new Map<Mode, Array<{ auctionId: string; solutionId?: number; kind: string }>>(MODES.map((m) => [m, []]));
   const invalidAuctions: string[] = [];
 
-  const body = (req: IncomingMessage) => new Promise<string>((resolve) => {
-    let text = '';
-    req.on('data', (c) => (text += c));
-    req.on('end', () => resolve(text));
-  });
 
   /** What each external engine answers for an auction. */
   function solve(mode: Mode, auction: WireAuction): unknown[] {
@@ -85,24 +78,14 @@ describe('solver engines over the Solver Engine API', () => {
   }
 
   before(async () => {
-    engines = createServer(async (req, res) => {
-      const [, , mode, op] = (req.url ?? '').split('/') as [string, string, Mode, string];
-      const text = await body(req);
-      if (op === 'notify') {
-        notified.get(mode)?.push(JSON.parse(text));
-        res.writeHead(200).end('{}');
-        return;
-      }
-      const auction = JSON.parse(text) as WireAuction;
+    engines = await startEngineServer<WireAuction>(async (name, auction, res) => {
+      const mode = name as Mode;
       if (upstream && !upstream.auction(auction)) invalidAuctions.push(upstream.errors(upstream.auction));
       received.get(mode)?.push(auction);
       if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 8_000)); // the engine's own slowness, past the time limit
-      if (res.destroyed) return;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ solutions: solve(mode, auction) }));
+      return res.destroyed ? null : solve(mode, auction);
     });
-    await new Promise<void>((resolve) => engines.listen(0, '127.0.0.1', resolve));
-    const port = (engines.address() as AddressInfo).port;
-    const solvers = [...MODES.map((m) => `${m}=http://127.0.0.1:${port}/e/${m}`), 'cow-matcher', 'amm-router'].join(',');
+    const solvers = [...MODES.map((m) => `${m}=${engines.url(m)}`), 'cow-matcher', 'amm-router'].join(',');
     app = await startTestApp({ AUCTIONS: 'true', SOLVERS: solvers, SOLVER_TIME_LIMIT_MS: '3000', SOLVER_ENGINE_TOKEN: ENGINE_TOKEN });
     t = trading(app);
     marketMaker = await t.freshAccount([{ token: 'USDC', amount: '100000' }]);
@@ -111,8 +94,7 @@ describe('solver engines over the Solver Engine API', () => {
 
   after(async () => {
     await app?.stop();
-    engines?.closeAllConnections();
-    await new Promise((resolve) => engines?.close(resolve));
+    await engines?.close();
   });
 
   const competitions = () => app.auctionLoops.get('devnet')!.competitions;
@@ -132,7 +114,7 @@ describe('solver engines over the Solver Engine API', () => {
     const fees = trade!.executedProtocolFees.reduce((sum, f) => sum + BigInt(f.amount), 0n);
     const gap = pays - (got + fees);
     assert.ok(fees > 0n && gap >= -4n && gap <= 4n, `${got} + fees ${fees} = the ${pays} the engine paid (to the read-back's rounding)`);
-    const success = await waitFor('success notified to the winning engine', async () => notified.get('good')!.find((n) => n.kind === 'success'));
+    const success = await waitFor('success notified to the winning engine', async () => engines.notified('good').find((n) => n.kind === 'success'));
     const competition = await competitions().byAuctionId(Number(success.auctionId));
     assert.ok(competition);
     const byEngine = new Map(competition.solutions.map((s) => [s.solver, s]));
@@ -144,7 +126,7 @@ describe('solver engines over the Solver Engine API', () => {
     assert.match(byEngine.get('revert')?.filterReason ?? '', /^simulation/);
     assert.ok(byEngine.get('amm-router') && !byEngine.get('amm-router')!.isWinner, 'the built-in router competed and lost');
     assert.equal(byEngine.has('slow'), false, 'a late engine has no solution');
-    const kinds = async (mode: Mode, kind: string) => waitFor(`${mode} told ${kind}`, async () => notified.get(mode)!.some((n) => n.auctionId === success.auctionId && n.kind === kind));
+    const kinds = async (mode: Mode, kind: string) => waitFor(`${mode} told ${kind}`, async () => engines.notified(mode).some((n) => n.auctionId === success.auctionId && n.kind === kind));
     await kinds('zero', 'invalidClearingPrices');
     await kinds('limit', 'invalidClearingPrices');
     await kinds('revert', 'simulationFailed');
@@ -169,7 +151,7 @@ describe('solver engines over the Solver Engine API', () => {
     const winner = competition.solutions.find((s) => s.isWinner)!;
     assert.equal(winner.solver, 'amm-router');
     for (const engine of ['zero', 'limit', 'revert']) assert.ok(competition.solutions.some((s) => s.solver === engine && s.filteredOut), `${engine} refused`);
-    await waitFor('revert engine told simulationFailed again', async () => notified.get('revert')!.some((n) => n.auctionId === String(competition.auctionId) && n.kind === 'simulationFailed'));
+    await waitFor('revert engine told simulationFailed again', async () => engines.notified('revert').some((n) => n.auctionId === String(competition.auctionId) && n.kind === 'simulationFailed'));
   });
 
   it('the built-in engines answer over HTTP exactly as in process, with solutions valid under the document', async () => {
