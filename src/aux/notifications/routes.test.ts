@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OrderBookApi, OrderSigningUtils, setGlobalAdapter } from '@cowprotocol/cow-sdk';
 import { ViemAdapter } from '@cowprotocol/sdk-viem-adapter';
-import { SMTPServer } from 'smtp-server';
 import { createPublicClient, hashTypedData, http, keccak256, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { startTestApp, type TestApp } from '../../../test/fixtures/app.js';
+import { startSmtpInbox, type SmtpInbox } from '../../../test/fixtures/smtp-inbox.js';
 import { call } from '../../../test/fixtures/orders.js';
 import { E18, trading, waitFor, type Trading } from '../../../test/fixtures/trading.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/fixtures/webhook-receiver.js';
@@ -42,8 +42,8 @@ describe('notifications API and webhook delivery (real node)', () => {
   let app: TestApp;
   let t: Trading;
   let receiver: WebhookReceiver;
-  let smtp: SMTPServer;
-  const inbox: { to: string[]; raw: string }[] = [];
+  let smtp: SmtpInbox;
+  const inbox = (): SmtpInbox['inbox'] => smtp.inbox;
 
   async function subscribe(account: LocalAccount, body: { channel?: string; target: string; types?: string[]; deadline?: number }, as?: Address) {
     const owner = (as ?? account.address) as Address;
@@ -55,27 +55,13 @@ describe('notifications API and webhook delivery (real node)', () => {
   }
 
   before(async () => {
-    smtp = new SMTPServer({
-      secure: false,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      logger: false,
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const smtpPort = (smtp.server.address() as { port: number }).port;
+    smtp = await startSmtpInbox();
     app = await startTestApp({
       AUCTIONS: 'true',
       NOTIFY_BACKOFF_BASE_MS: '100',
       NOTIFY_BACKOFF_CAP_MS: '400',
       NOTIFY_POLL_INTERVAL_MS: '200',
-      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SMTP_URL: smtp.url,
       SMTP_FROM: 'batchbook <alerts@batchbook.example>',
     });
     t = trading(app);
@@ -84,7 +70,7 @@ describe('notifications API and webhook delivery (real node)', () => {
   after(async () => {
     await app?.stop();
     await receiver?.close();
-    if (smtp) await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp?.close();
   });
 
   it('GET /accounts/{account}/notifications: [] when none, 400 {message} for a bad address, cached 300 s', async () => {
@@ -216,13 +202,13 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(created.body.channel, 'email');
     assert.equal(created.body.secret, undefined, 'only webhooks have a secret');
     assert.equal(created.body.confirmed, false, 'an email address confirms first');
-    const confirmation = inbox.find((m) => m.to.includes(mailbox))!;
+    const confirmation = inbox().find((m) => m.to.includes(mailbox))!;
     const code = /Confirmation code: ([0-9a-f]{24})/.exec(confirmation.raw.replace(/=\r?\n/g, ''))![1]!;
     const confirmed = await call(app.baseUrl, 'POST', `/accounts/${owner.address}/subscriptions/${created.body.id}/confirm`, { code });
     assert.equal(confirmed.status, 204, JSON.stringify(confirmed.body));
     const uid = await t.place(owner, { sellToken: WETH, buyToken: DAI, sellAmount: E18 / 100n, buyAmount: 10n ** 30n });
     await t.cancel(owner, uid);
-    const mail = await waitFor('the order_cancelled mail received', async () => inbox.find((m) => m.to.includes(mailbox) && m.raw.includes('Order cancelled')) ?? null);
+    const mail = await waitFor('the order_cancelled mail received', async () => inbox().find((m) => m.to.includes(mailbox) && m.raw.includes('Order cancelled')) ?? null);
     const head = mail.raw.split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' '); // unfolded headers
     const [cancelled] = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/notifications`)).body;
     assert.equal(cancelled.type, 'order_cancelled');

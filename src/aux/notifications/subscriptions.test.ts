@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { SMTPServer } from 'smtp-server';
+import { startSmtpInbox } from '../../../test/fixtures/smtp-inbox.js';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { loadConfig } from '../../config/config.js';
 import { openDatabase, type Database } from '../../db/connection.js';
@@ -41,21 +41,8 @@ interface Harness {
 }
 
 async function startHarness(options: { devnetOnly?: boolean } = {}): Promise<Harness> {
-  const inbox: Harness['inbox'] = [];
-  const smtp = new SMTPServer({
-    secure: false,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const smtp = await startSmtpInbox();
+  const inbox = smtp.inbox;
   const hits: string[] = [];
   const target: Server = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
@@ -68,7 +55,7 @@ async function startHarness(options: { devnetOnly?: boolean } = {}): Promise<Har
   await migrateToLatest(database.db);
   const server = await buildHttpServer({ logger: pino({ level: 'silent' }), rateLimit: { quote: 0, orders: 0, other: 0 }, readiness: [], version: 'test' });
   const config = loadConfig({
-    SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`,
+    SMTP_URL: smtp.url,
     SMTP_FROM: 'batchbook <alerts@batchbook.example>',
     TELEGRAM_BOT_TOKEN: '123456789:AAabcdefghijklmnopqrstuvwxyz',
   });
@@ -85,7 +72,7 @@ async function startHarness(options: { devnetOnly?: boolean } = {}): Promise<Har
     async close() {
       await server.close();
       await database.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
       await new Promise<void>((resolve) => target.close(() => resolve()));
       await rm(dataDir, { recursive: true, force: true });
     },
