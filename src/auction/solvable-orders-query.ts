@@ -22,10 +22,11 @@ export interface SolvableOrderRow extends StoredOrderFields, ExecutedAmounts {
 }
 
 /**
- * One order as the query returns it: a single JSON text per row, assembled by the database under the names of
+ * One order as the query returns it: a JSON object assembled by the database under the names of
  * `SolvableOrderRow`, with byteas as 0x-hex and amounts as decimal strings (exact: never a JSON number).
  * A row of 26 typed columns costs the driver a parse per field (PGlite decodes each bytea byte by byte, then the
- * builder re-encoded it as hex); one text field parsed by `JSON.parse` costs a fraction of that on both engines.
+ * builder re-encoded it as hex); the whole result comes back as one JSON array in one text field (one row, one
+ * `JSON.parse`), which costs a fraction of that on both engines and spares the per-row overhead of the protocol.
  */
 interface JsonRow {
   uid: Hex;
@@ -58,8 +59,8 @@ const hex = (column: string) => sql.raw(`'0x' || encode(${column}, 'hex')`);
 
 /** Live orders at `nowSeconds` (the auction block's timestamp). */
 export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSeconds: number): Promise<SolvableOrderRow[]> {
-  const { rows } = await sql<{ row: string }>`
-    select json_build_object(
+  const { rows } = await sql<{ orders: string | null }>`
+    select json_agg(json_build_object(
              'uid', ${hex('o.uid')}, 'owner', ${hex('o.owner')}, 'created', floor(extract(epoch from o.created_at))::int8,
              'sellToken', ${hex('o.sell_token')}, 'buyToken', ${hex('o.buy_token')}, 'receiver', ${hex('o.receiver')},
              'sellAmount', o.sell_amount::text, 'buyAmount', o.buy_amount::text, 'validTo', o.valid_to,
@@ -73,7 +74,7 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
                                              'fee', q.fee_amount::text, 'solver', coalesce(q.solver, '')) end,
              'ethflow', case when ef.order_uid is null then null
                         else json_build_object('contract', ${hex('ef.contract')}, 'userValidTo', ef.user_valid_to) end
-           )::text as row
+           ) order by o.created_at, o.uid)::text as orders
     from orders o
     left join lateral (
       select sum(x.sell_amount) as sell, sum(x.buy_amount) as buy, sum(x.fee_amount) as fee
@@ -93,10 +94,12 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
         and not exists (select 1 from ethflow_refunds r where r.chain_id = o.chain_id and r.order_uid = o.uid)))
       and (o.valid_from is null or o.valid_from <= ${nowSeconds})
       and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
-      and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}
-    order by o.created_at, o.uid`.execute(db);
-  const orders = new Array<SolvableOrderRow>(rows.length);
-  for (let i = 0; i < rows.length; i++) orders[i] = fromJsonRow(JSON.parse(rows[i]!.row) as JsonRow);
+      and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}`.execute(db);
+  const text = rows[0]?.orders ?? null;
+  if (text === null) return []; // json_agg of no rows
+  const parsed = JSON.parse(text) as JsonRow[];
+  const orders = new Array<SolvableOrderRow>(parsed.length);
+  for (let i = 0; i < parsed.length; i++) orders[i] = fromJsonRow(parsed[i]!);
   return orders;
 }
 
