@@ -7,6 +7,11 @@
  * and re-reads the source, and its block number is checked. A fork that misbehaved, whose simulation failed or
  * was aborted, or that stayed idle longer than `idleTtlMs`, is killed rather than reused.
  *
+ * Early leases: a fork pinned to the block its last lease was at goes back to its snapshot there and is leased
+ * at once, without waiting for the requested block; the lease's `confirmed` says later whether that block is the
+ * requested one (false: the lease's work does not count, and the next acquire resets the fork). A simulation
+ * then runs while the source's head is read, rather than after.
+ *
  * `evm_revert` consumes the snapshot it goes back to but keeps the ones taken before it, so a fork is pinned with
  * several snapshots of the same pristine state at once (one batch): each lease at that block spends one, and only
  * every few leases does a fork take new ones. The fork's latest block (number, gas limit) is read with them and
@@ -44,6 +49,12 @@ export interface ForkLease {
   readonly block: ForkBlock | null;
   /** true if it came from the pool (reset) rather than freshly started */
   readonly reused: boolean;
+  /**
+   * an early lease (see `acquire`): resolves true once the requested block is known to be the fork's, false when
+   * it is another (the source moved on); rejects as the requested block does. null: the fork is at the requested
+   * block already.
+   */
+  readonly confirmed: Promise<boolean> | null;
   /** healthy: return the fork to the pool; otherwise kill it. Idempotent. */
   release(healthy: boolean): Promise<void>;
 }
@@ -77,13 +88,17 @@ export class ForkPool {
    * back to its snapshot (right if the block is still the one it is pinned to, harmless before a full reset
    * otherwise). Rejects as `block` does, if it does.
    */
-  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease> {
+  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal, options: { early?: boolean } = {}): Promise<ForkLease> {
     if (this.closed) {
       if (block instanceof Promise) await block;
       throw new Error('the fork pool is closed');
     }
     for (let candidate = this.takeIdle(sourceUrl); candidate; candidate = this.takeIdle(sourceUrl)) {
       this.inUse.add(candidate);
+      if (options.early && block instanceof Promise) {
+        const lease = await this.earlyLease(candidate, sourceUrl, block, signal);
+        if (lease) return lease;
+      }
       let reset: { blockNumber: bigint | null; ok: boolean };
       try {
         reset = await this.reset(candidate, sourceUrl, block, signal);
@@ -137,6 +152,37 @@ export class ForkPool {
       if (entry.fork.alive()) return entry.fork;
     }
     return null;
+  }
+
+  /**
+   * A lease of a fork pinned to a block, back to its snapshot there, before the requested block is known; null when
+   * the fork has no snapshot or could not go back to it (then it is reset the usual way).
+   */
+  private async earlyLease(fork: ForkNode, sourceUrl: string, block: Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease | null> {
+    const pinned = this.pinned.get(fork);
+    const snapshot = pinned?.snapshots.pop();
+    if (!pinned || snapshot === undefined) return null;
+    const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
+    const reverted = await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
+    if (!reverted) {
+      this.pinned.delete(fork);
+      return null;
+    }
+    if (pinned.snapshots.length === 0) {
+      try {
+        await this.pin(fork, pinned.block, signal, pinned.latest);
+      } catch {
+        this.pinned.delete(fork); // no snapshot: the next lease resets it
+      }
+    }
+    const confirmed = block.then((requested) => {
+      const same = requested === pinned.block;
+      // another block: the next lease must reset the fork rather than go back to a snapshot of this one
+      if (!same && this.pinned.get(fork)?.block === pinned.block) this.pinned.delete(fork);
+      return same;
+    });
+    confirmed.catch(() => undefined); // the lease's holder awaits it
+    return this.lease(fork, sourceUrl, true, pinned.block, confirmed);
   }
 
   /** Brings the fork to `block`: back to its snapshot when still pinned there, else with `anvil_reset`. Rejects as `block` does. */
@@ -196,12 +242,13 @@ export class ForkPool {
     return latest;
   }
 
-  private lease(fork: ForkNode, sourceUrl: string, reused: boolean, blockNumber: bigint | null): ForkLease {
+  private lease(fork: ForkNode, sourceUrl: string, reused: boolean, blockNumber: bigint | null, confirmed: Promise<boolean> | null = null): ForkLease {
     let released = false;
     const pinned = this.pinned.get(fork);
     return {
       fork,
       reused,
+      confirmed,
       block: pinned && pinned.block === blockNumber ? { ...pinned.latest } : null,
       release: async (healthy) => {
         if (released) return;

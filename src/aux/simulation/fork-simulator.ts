@@ -5,7 +5,9 @@
  *
  * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and before each use goes back to a
  * snapshot taken at the current block (`evm_revert`), or is reset to it with `anvil_reset` once the source has
- * moved on.
+ * moved on. A fork pooled at the block of its last run starts on the bundle while the source's head is still being
+ * read (an early lease); if the head turns out to be another block, the run is discarded and made again on the
+ * fork reset to the head.
  *
  * Per transaction, in order: send it from the (impersonated) sender, mine it, read the receipt; on success read
  * the `prestateTracer` diff (storage changes, native balance changes) and the logs (ERC-20 changes); on revert
@@ -106,23 +108,33 @@ export class ForkSimulator implements Simulator {
   }
 
   async simulate(request: BundleRequest, signal: AbortSignal): Promise<BundleOutcome> {
-    try {
-      return await this.run(request, signal, true);
-    } catch (err) {
-      // the fork did not mine the bundle sent in one request as one block, in order: once more, one call at a time
-      if (err instanceof BundleNotMinedTogether) return this.run(request, signal, false);
-      throw err;
+    let together = true;
+    let early = true;
+    for (;;) {
+      try {
+        return await this.run(request, signal, together, early);
+      } catch (err) {
+        // the fork did not mine the bundle sent in one request as one block, in order: once more, one call at a time
+        if (err instanceof BundleNotMinedTogether && together) together = false;
+        // the bundle ran on a fork the source has moved on from: once more, on a fork brought to the new head
+        else if (err instanceof SourceMovedOn && early) early = false;
+        else throw err;
+      }
     }
   }
 
-  /** `together`: the bundle's transactions and the `evm_mine` that follows them in one request (see runInOneBlock) */
-  private async run(request: BundleRequest, signal: AbortSignal, together: boolean): Promise<BundleOutcome> {
+  /**
+   * `together`: the bundle's transactions and the `evm_mine` that follows them in one request (see runInOneBlock).
+   * `early`: a pooled fork still pinned to the block of its last run may start on the bundle before the source's
+   * head is known (the pool's lease is then `confirmed` later); the run counts only if that block is the head.
+   */
+  private async run(request: BundleRequest, signal: AbortSignal, together: boolean, early: boolean): Promise<BundleOutcome> {
     // the pool readies an idle fork while the source's head is read
     const reading = this.sourceHead(request.rpcUrl, signal);
     reading.catch(() => undefined); // awaited below; rejections are handled there
     let lease: ForkLease;
     try {
-      lease = await this.pool.acquire(request.rpcUrl, reading, signal);
+      lease = await this.pool.acquire(request.rpcUrl, reading, signal, { early });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (err instanceof SimulationUnavailableError) throw err; // the source's head could not be read
@@ -130,46 +142,61 @@ export class ForkSimulator implements Simulator {
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationUnavailableError(`could not fork chain ${request.chainId}: ${(err as Error).message}`, { cause: err });
     }
-    const head = await reading;
     const fork = lease.fork;
     const onAbort = () => void fork.kill();
     signal.addEventListener('abort', onAbort, { once: true });
     let healthy = false;
     try {
-      const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
-      // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
-      const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
-      const blockGas = BigInt(block.gasLimit);
-      const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
-      // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
-      if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
-        const batch = (calls: readonly RpcBatchCall[]) => rpcBatch(fork.url, calls, { signal, timeoutMs: this.rpcTimeoutMs });
-        const transactions = await this.runInOneBlock(call, batch, request, blockGas, defaultGas, signal, together);
-        healthy = true;
-        return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions };
+      // a lease taken before the head was known: the bundle runs while it is read (a failed read ends the run at once)
+      const [ran, atHead] = await Promise.all([this.execute(lease, request, signal, together), lease.confirmed ?? true]);
+      if (!atHead) {
+        healthy = true; // the fork is fine; the pool brings it to the new head next time
+        throw new SourceMovedOn();
       }
-      const outcomes: TransactionOutcome[] = [];
-      let failed = false;
-      for (const [index, tx] of request.transactions.entries()) {
-        if (failed) {
-          outcomes.push(notExecuted(index));
-          continue;
-        }
-        const outcome = await this.runTransaction(call, request, tx, index, defaultGas, signal);
-        outcomes.push(outcome);
-        if (outcome.outcome !== 'success') failed = true;
-      }
+      const head = await reading;
       healthy = true;
-      return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions: outcomes };
+      return { provider: this.name, blockNumber: Number(head ?? ran.blockNumber), transactions: ran.transactions };
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (err instanceof SimulationFailedError || err instanceof SimulationUnavailableError || err instanceof BundleNotMinedTogether) throw err;
+      if (err instanceof SimulationFailedError || err instanceof SimulationUnavailableError || err instanceof SourceMovedOn) throw err;
+      if (err instanceof BundleNotMinedTogether) {
+        healthy = true; // the fork answered as a fork does: back to the pool, and to its snapshot for the next run
+        throw err;
+      }
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationFailedError(`the fork node failed: ${(err as Error).message}`, { cause: err });
     } finally {
       signal.removeEventListener('abort', onAbort);
       await lease.release(healthy && !signal.aborted);
     }
+  }
+
+  /** The bundle on the leased fork: the outcomes, and the fork's block (the outcome's block when the source's head is unknown). */
+  private async execute(lease: ForkLease, request: BundleRequest, signal: AbortSignal, together: boolean): Promise<{ blockNumber: bigint; transactions: TransactionOutcome[] }> {
+    const fork = lease.fork;
+    const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
+    // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
+    const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
+    const blockGas = BigInt(block.gasLimit);
+    const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
+    // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
+    if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
+      const batch = (calls: readonly RpcBatchCall[]) => rpcBatch(fork.url, calls, { signal, timeoutMs: this.rpcTimeoutMs });
+      const transactions = await this.runInOneBlock(call, batch, request, blockGas, defaultGas, signal, together);
+      return { blockNumber: BigInt(block.number), transactions };
+    }
+    const outcomes: TransactionOutcome[] = [];
+    let failed = false;
+    for (const [index, tx] of request.transactions.entries()) {
+      if (failed) {
+        outcomes.push(notExecuted(index));
+        continue;
+      }
+      const outcome = await this.runTransaction(call, request, tx, index, defaultGas, signal);
+      outcomes.push(outcome);
+      if (outcome.outcome !== 'success') failed = true;
+    }
+    return { blockNumber: BigInt(block.number), transactions: outcomes };
   }
 
   /**
@@ -402,6 +429,14 @@ export class ForkSimulator implements Simulator {
   private unreachable(url: string, cause: unknown): SimulationUnavailableError {
     const detail = cause instanceof Error ? cause.message : String(cause);
     return new SimulationUnavailableError(`the chain's RPC node (${redact(url)}) is unavailable: ${detail}`, { cause });
+  }
+}
+
+/** A run started before the source's head was known, on a fork at a block the source has moved on from. */
+class SourceMovedOn extends Error {
+  constructor() {
+    super("the fork's block is no longer the source's head");
+    this.name = 'SourceMovedOn';
   }
 }
 
