@@ -7,6 +7,9 @@
  * and re-reads the source, and its block number is checked. A fork that misbehaved, whose simulation failed or
  * was aborted, or that stayed idle longer than `idleTtlMs`, is killed rather than reused.
  *
+ * A fork released in good health goes back to a snapshot at once, while it waits in the pool (not when the next
+ * lease asks for it), so a lease at the same block finds it ready; the next lease waits for that to finish.
+ *
  * Early leases: a fork pinned to the block its last lease was at goes back to its snapshot there and is leased
  * at once, without waiting for the requested block; the lease's `confirmed` says later whether that block is the
  * requested one (false: the lease's work does not count, and the next acquire resets the fork). A simulation
@@ -62,6 +65,17 @@ export interface ForkLease {
 interface IdleFork {
   fork: ForkNode;
   timer: NodeJS.Timeout;
+  /** its return to its snapshot, started when it was released (never rejects) */
+  settled: Promise<void>;
+}
+
+/** A fork's block, its latest block there, and its unused snapshots (ascending: the last one is spent first). */
+interface Pinned {
+  block: bigint;
+  latest: ForkBlock;
+  snapshots: string[];
+  /** already back at a snapshot (done when the last lease ended): the next lease at this block need not revert */
+  pristine?: boolean;
 }
 
 export class ForkPool {
@@ -71,7 +85,7 @@ export class ForkPool {
    * the block a fork is pinned to, its latest block there, and the unused snapshots of its state there, taken
    * before its current lease (ascending: the last one is spent first)
    */
-  private readonly pinned = new WeakMap<ForkNode, { block: bigint; latest: ForkBlock; snapshots: string[] }>();
+  private readonly pinned = new WeakMap<ForkNode, Pinned>();
   private closed = false;
 
   constructor(private readonly options: ForkPoolOptions) {}
@@ -93,8 +107,10 @@ export class ForkPool {
       if (block instanceof Promise) await block;
       throw new Error('the fork pool is closed');
     }
-    for (let candidate = this.takeIdle(sourceUrl); candidate; candidate = this.takeIdle(sourceUrl)) {
+    for (let idle = this.takeIdle(sourceUrl); idle; idle = this.takeIdle(sourceUrl)) {
+      const candidate = idle.fork;
       this.inUse.add(candidate);
+      await idle.settled;
       if (options.early && block instanceof Promise) {
         const lease = await this.earlyLease(candidate, sourceUrl, block, signal);
         if (lease) return lease;
@@ -144,14 +160,37 @@ export class ForkPool {
     await Promise.all(all.map((f) => f.kill()));
   }
 
-  private takeIdle(sourceUrl: string): ForkNode | null {
+  private takeIdle(sourceUrl: string): IdleFork | null {
     const list = this.idle.get(sourceUrl);
     while (list && list.length > 0) {
       const entry = list.pop()!;
       clearTimeout(entry.timer);
-      if (entry.fork.alive()) return entry.fork;
+      if (entry.fork.alive()) return entry;
     }
     return null;
+  }
+
+  /**
+   * Sends a fork just released back to a snapshot of its block, off the next lease's path (and takes new snapshots
+   * once it has spent them); on any failure it forgets the fork's block, so that the next lease resets it.
+   */
+  private async restore(fork: ForkNode): Promise<void> {
+    const pinned = this.pinned.get(fork);
+    if (!pinned || pinned.pristine) return;
+    const snapshot = pinned.snapshots.pop();
+    if (snapshot === undefined) {
+      this.pinned.delete(fork);
+      return;
+    }
+    const signal = new AbortController().signal;
+    try {
+      if (!(await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], { timeoutMs: this.options.rpcTimeoutMs }))) throw new Error('no snapshot');
+      if (pinned.snapshots.length === 0) await this.pin(fork, pinned.block, signal, pinned.latest);
+      const now = this.pinned.get(fork);
+      if (now) now.pristine = true;
+    } catch {
+      this.pinned.delete(fork);
+    }
   }
 
   /**
@@ -160,13 +199,17 @@ export class ForkPool {
    */
   private async earlyLease(fork: ForkNode, sourceUrl: string, block: Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease | null> {
     const pinned = this.pinned.get(fork);
-    const snapshot = pinned?.snapshots.pop();
-    if (!pinned || snapshot === undefined) return null;
-    const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
-    const reverted = await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
-    if (!reverted) {
-      this.pinned.delete(fork);
-      return null;
+    if (!pinned) return null;
+    if (pinned.pristine) {
+      pinned.pristine = false;
+    } else {
+      const snapshot = pinned.snapshots.pop();
+      if (snapshot === undefined) return null;
+      const reverted = await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], { signal, timeoutMs: this.options.rpcTimeoutMs }).catch(() => false);
+      if (!reverted) {
+        this.pinned.delete(fork);
+        return null;
+      }
     }
     if (pinned.snapshots.length === 0) {
       try {
@@ -190,9 +233,11 @@ export class ForkPool {
     const pinned = this.pinned.get(fork);
     this.pinned.delete(fork);
     const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
-    const snapshot = pinned?.snapshots.pop();
+    const pristine = pinned?.pristine === true;
+    if (pinned) pinned.pristine = false;
+    const snapshot = pristine ? undefined : pinned?.snapshots.pop();
     // sent before the block is known (see acquire); a failed revert is settled by a full reset below
-    const reverted = snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
+    const reverted = pristine ? Promise.resolve(true) : snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
     let blockNumber: bigint | null;
     try {
       blockNumber = await block;
@@ -265,7 +310,8 @@ export class ForkPool {
           void fork.kill();
         }, this.options.idleTtlMs);
         timer.unref();
-        list.push({ fork, timer });
+        // back to its snapshot now, while it waits: the next lease finds it ready
+        list.push({ fork, timer, settled: this.restore(fork) });
         this.idle.set(sourceUrl, list);
       },
     };
