@@ -107,8 +107,17 @@ function neededBalance(row: SolvableOrderRow, remaining: bigint): bigint {
   return row.kind === 'sell' ? remaining + row.feeAmount : row.sellAmount + row.feeAmount;
 }
 
+/** A read started early; its rejection is kept for whoever awaits it (never an unhandled rejection). */
+function early<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
 export class AuctionBuilder {
   private readonly appDataUse = new Map<Hex, AppDataUse>();
+  /** the tokens and (owner, sell token) pairs of the last build's live orders: read again while the next queries */
+  private lastTokens: Address[] = [];
+  private lastPairs: Array<{ owner: Address; token: Address }> = [];
 
   constructor(private readonly options: AuctionBuilderOptions) {}
 
@@ -116,6 +125,23 @@ export class AuctionBuilder {
     const { chainId, db, reader, vaultRelayer } = this.options;
     const blockNumber = BigInt(block.number);
     const timestamp = Number(block.timestamp);
+    // The chain reads do not wait for the query: the block's gas limit, and the native prices and the balances
+    // of the last build's tokens and pairs (live orders change little from one block to the next), are read while
+    // the database works; what the query brings that they miss is read after it, at the same block.
+    const gasLimitRead = early(reader.client.getBlock({ blockNumber }).then((b) => b.gasLimit, () => null));
+    const pricesRead = new Map<Address, Promise<number | null>>();
+    const readPrice = (t: Address) => {
+      let p = pricesRead.get(t);
+      if (!p) pricesRead.set(t, (p = this.options.nativePrices.nativePrice(t).catch(() => null)));
+      return p;
+    };
+    for (const t of this.lastTokens) readPrice(t);
+    const readFunds = (pairs: Array<{ owner: Address; token: Address }>) => early(pairs.length > 0 ? reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber }) : Promise.resolve([]));
+    const earlyPairs = this.lastPairs;
+    const earlyFunds = readFunds(earlyPairs);
+    // the client sends its batched requests from a timer: let them go out before an in-process database (PGlite)
+    // holds the thread for the query
+    if (earlyPairs.length > 0) await new Promise((resolve) => setTimeout(resolve, 1));
     const rows = await querySolvableOrders(db, chainId, timestamp);
     const excluded: ExcludedOrder[] = [];
     const banned = this.options.bannedAddresses ?? new Set<string>();
@@ -137,16 +163,28 @@ export class AuctionBuilder {
     const pairs = [...pairKeys.values()];
     const funds = new Map<string, { balance: bigint; allowance: bigint }>();
     // the balances multicall, the native prices of every live order's tokens and the app-data hooks at once
-    const liveTokens = [...new Set(live.flatMap((row) => [row.sellToken, row.buyToken]))];
-    const [read, nativePrices, appData, gasLimit] = await Promise.all([
-      pairs.length > 0 ? reader.balancesAndAllowances(pairs, vaultRelayer, { blockNumber }) : Promise.resolve([]),
-      Promise.all(liveTokens.map((t) => this.options.nativePrices.nativePrice(t).catch(() => null))),
+    const liveTokenSet = new Set<Address>();
+    for (const row of live) liveTokenSet.add(row.sellToken).add(row.buyToken);
+    const liveTokens = [...liveTokenSet];
+    const earlyKeys = new Set(earlyPairs.map((p) => `${p.owner}:${p.token}`));
+    const latePairs = pairs.filter((p) => !earlyKeys.has(`${p.owner}:${p.token}`));
+    const [readEarly, readLate, nativePrices, appData, gasLimit] = await Promise.all([
+      earlyFunds,
+      readFunds(latePairs),
+      Promise.all(liveTokens.map(readPrice)),
       // hooks: pre-hooks run before an order's first fill only, post-hooks after every fill (through the trampoline)
       this.appData(live.map((row) => row.appData)),
       // the block's gas limit bounds the hooks one settlement may run
-      reader.client.getBlock({ blockNumber }).then((b) => b.gasLimit, () => null),
+      gasLimitRead,
     ]);
-    read.forEach((r, i) => funds.set(`${pairs[i]!.owner}:${pairs[i]!.token}`, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n }));
+    for (const [list, read] of [[earlyPairs, readEarly], [latePairs, readLate]] as const) {
+      read.forEach((r, i) => {
+        const key = `${list[i]!.owner}:${list[i]!.token}`;
+        if (pairKeys.has(key)) funds.set(key, { balance: r.balance ?? 0n, allowance: r.allowance ?? 0n });
+      });
+    }
+    this.lastTokens = liveTokens;
+    this.lastPairs = pairs;
     const trampoline = this.options.hooksTrampoline ?? null;
     const dueOf = (row: SolvableOrderRow): OrderHooks => {
       const orderHooks = (appData.get(row.appData) ?? NO_APP_DATA_USE).hooks;
@@ -190,14 +228,16 @@ export class AuctionBuilder {
       return ps !== undefined && pb !== undefined && row.buyAmount > 0n ? { n: row.sellAmount * ps, d: row.buyAmount * pb } : null;
     };
     const age = new Map(live.map((row, i) => [row.uid, i]));
-    const generousFirst = (x: SolvableOrderRow, y: SolvableOrderRow): number => {
-      const vx = valued(x);
-      const vy = valued(y);
+    // each order's value and age worked out once, not once per comparison
+    const ranked = live.map((row, i) => ({ row, value: valued(row), age: i }));
+    const generousFirst = (x: (typeof ranked)[number], y: (typeof ranked)[number]): number => {
+      const vx = x.value;
+      const vy = y.value;
       if (vx && vy && vx.n * vy.d !== vy.n * vx.d) return vx.n * vy.d > vy.n * vx.d ? -1 : 1;
       if (!vx !== !vy) return vx ? -1 : 1;
-      return age.get(x.uid)! - age.get(y.uid)!;
+      return x.age - y.age;
     };
-    for (const row of [...live].sort(generousFirst)) {
+    for (const { row } of ranked.sort(generousFirst)) {
       const remaining = remainingOf(row);
       const due = dueOf(row);
       if (trampoline === null && due.pre.length + due.post.length > 0) {

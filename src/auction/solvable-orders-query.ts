@@ -22,58 +22,60 @@ export interface SolvableOrderRow extends StoredOrderFields, ExecutedAmounts {
 }
 
 /**
- * One order as the query returns it: a single JSON text per row, assembled by the database under the names of
- * `SolvableOrderRow`, with byteas as 0x-hex and amounts as decimal strings (exact: never a JSON number).
+ * One order as the query returns it: a JSON array assembled by the database, its entries in the order of
+ * `JsonRow`'s elements, with byteas as 0x-hex and amounts as decimal strings (exact: never a JSON number).
  * A row of 26 typed columns costs the driver a parse per field (PGlite decodes each bytea byte by byte, then the
- * builder re-encoded it as hex); one text field parsed by `JSON.parse` costs a fraction of that on both engines.
+ * builder re-encoded it as hex); the whole result comes back as one JSON array in one text field (one row, one
+ * `JSON.parse`), which costs a fraction of that on both engines and spares the per-row overhead of the protocol.
+ * Arrays rather than objects: the ~25 key names of an object would be a third of the text, written and escaped
+ * by the database and parsed again, in every row.
  */
-interface JsonRow {
-  uid: Hex;
-  owner: Address;
-  created: number;
-  sellToken: Address;
-  buyToken: Address;
-  receiver: Address | null;
-  sellAmount: string;
-  buyAmount: string;
-  validTo: number;
-  appData: Hex;
-  feeAmount: string;
-  kind: 'sell' | 'buy';
-  partiallyFillable: boolean;
-  signature: Hex;
-  signingScheme: SigningSchemeName;
-  sellTokenBalance: string;
-  buyTokenBalance: string;
-  class: OrderClass;
-  executedSell: string | null;
-  executedBuy: string | null;
-  executedFee: string | null;
-  presigned: boolean | null;
-  quote: { sellAmount: string; buyAmount: string; fee: string; solver: string } | null;
-  ethflow: { contract: Address; userValidTo: number } | null;
-}
+type JsonRow = [
+  uid: Hex,
+  owner: Address,
+  created: number,
+  sellToken: Address,
+  buyToken: Address,
+  receiver: Address | null,
+  sellAmount: string,
+  buyAmount: string,
+  validTo: number,
+  appData: Hex,
+  feeAmount: string,
+  kind: 'sell' | 'buy',
+  partiallyFillable: boolean,
+  signature: Hex,
+  signingScheme: SigningSchemeName,
+  sellTokenBalance: string,
+  buyTokenBalance: string,
+  orderClass: OrderClass,
+  executedSell: string | null,
+  executedBuy: string | null,
+  executedFee: string | null,
+  presigned: boolean | null,
+  quote: [sellAmount: string, buyAmount: string, fee: string, solver: string] | null,
+  ethflow: [contract: Address, userValidTo: number] | null,
+];
 
 const hex = (column: string) => sql.raw(`'0x' || encode(${column}, 'hex')`);
 
 /** Live orders at `nowSeconds` (the auction block's timestamp). */
 export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSeconds: number): Promise<SolvableOrderRow[]> {
-  const { rows } = await sql<{ row: string }>`
-    select json_build_object(
-             'uid', ${hex('o.uid')}, 'owner', ${hex('o.owner')}, 'created', floor(extract(epoch from o.created_at))::int8,
-             'sellToken', ${hex('o.sell_token')}, 'buyToken', ${hex('o.buy_token')}, 'receiver', ${hex('o.receiver')},
-             'sellAmount', o.sell_amount::text, 'buyAmount', o.buy_amount::text, 'validTo', o.valid_to,
-             'appData', ${hex('o.app_data')}, 'feeAmount', o.fee_amount::text, 'kind', o.kind,
-             'partiallyFillable', o.partially_fillable, 'signature', ${hex('o.signature')}, 'signingScheme', o.signing_scheme,
-             'sellTokenBalance', o.sell_token_balance, 'buyTokenBalance', o.buy_token_balance, 'class', o.class,
-             'executedSell', t.sell::text, 'executedBuy', t.buy::text, 'executedFee', t.fee::text,
-             'presigned', p.signed,
-             'quote', case when q.order_uid is null then null
-                      else json_build_object('sellAmount', q.sell_amount::text, 'buyAmount', q.buy_amount::text,
-                                             'fee', q.fee_amount::text, 'solver', coalesce(q.solver, '')) end,
-             'ethflow', case when ef.order_uid is null then null
-                        else json_build_object('contract', ${hex('ef.contract')}, 'userValidTo', ef.user_valid_to) end
-           )::text as row
+  const { rows } = await sql<{ orders: string | null }>`
+    select json_agg(json_build_array(
+             ${hex('o.uid')}, ${hex('o.owner')}, floor(extract(epoch from o.created_at))::int8,
+             ${hex('o.sell_token')}, ${hex('o.buy_token')}, ${hex('o.receiver')},
+             o.sell_amount::text, o.buy_amount::text, o.valid_to,
+             ${hex('o.app_data')}, o.fee_amount::text, o.kind,
+             o.partially_fillable, ${hex('o.signature')}, o.signing_scheme,
+             o.sell_token_balance, o.buy_token_balance, o.class,
+             t.sell::text, t.buy::text, t.fee::text,
+             p.signed,
+             case when q.order_uid is null then null
+                  else json_build_array(q.sell_amount::text, q.buy_amount::text, q.fee_amount::text, coalesce(q.solver, '')) end,
+             case when ef.order_uid is null then null
+                  else json_build_array(${hex('ef.contract')}, ef.user_valid_to) end
+           ) order by o.created_at, o.uid)::text as orders
     from orders o
     left join lateral (
       select sum(x.sell_amount) as sell, sum(x.buy_amount) as buy, sum(x.fee_amount) as fee
@@ -93,39 +95,42 @@ export async function querySolvableOrders(db: Kysely<DB>, chainId: number, nowSe
         and not exists (select 1 from ethflow_refunds r where r.chain_id = o.chain_id and r.order_uid = o.uid)))
       and (o.valid_from is null or o.valid_from <= ${nowSeconds})
       and not exists (select 1 from invalidations i where i.chain_id = o.chain_id and i.order_uid = o.uid)
-      and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}
-    order by o.created_at, o.uid`.execute(db);
-  const orders = new Array<SolvableOrderRow>(rows.length);
-  for (let i = 0; i < rows.length; i++) orders[i] = fromJsonRow(JSON.parse(rows[i]!.row) as JsonRow);
+      and ${notFullyExecutedSql({ soldBeforeFees: sql`t.sell - t.fee`, bought: sql`t.buy` })}`.execute(db);
+  const text = rows[0]?.orders ?? null;
+  if (text === null) return []; // json_agg of no rows
+  const parsed = JSON.parse(text) as JsonRow[];
+  const orders = new Array<SolvableOrderRow>(parsed.length);
+  for (let i = 0; i < parsed.length; i++) orders[i] = fromJsonRow(parsed[i]!);
   return orders;
 }
 
 function fromJsonRow(r: JsonRow): SolvableOrderRow {
+  const [uid, owner, created, sellToken, buyToken, receiver, sellAmount, buyAmount, validTo, appData, feeAmount, kind, partiallyFillable, signature, signingScheme, sellTokenBalance, buyTokenBalance, orderClass, executedSell, executedBuy, executedFee, presigned, quote, ethflow] = r;
   return {
-    uid: r.uid,
-    owner: r.owner,
-    sellToken: r.sellToken,
-    buyToken: r.buyToken,
-    receiver: r.receiver,
-    sellAmount: fromNumeric(r.sellAmount),
-    buyAmount: fromNumeric(r.buyAmount),
-    validTo: Number(r.validTo),
-    appData: r.appData,
-    feeAmount: fromNumeric(r.feeAmount),
-    kind: r.kind,
-    partiallyFillable: r.partiallyFillable,
-    signature: r.signature,
-    signingScheme: r.signingScheme,
-    sellTokenBalance: r.sellTokenBalance,
-    buyTokenBalance: r.buyTokenBalance,
-    class: r.class,
-    executedSell: fromNumeric(r.executedSell),
-    executedBuy: fromNumeric(r.executedBuy),
-    executedFee: fromNumeric(r.executedFee),
-    created: Number(r.created),
-    presigned: r.presigned,
-    quote: r.quote === null ? null : { sellAmount: fromNumeric(r.quote.sellAmount), buyAmount: fromNumeric(r.quote.buyAmount), fee: fromNumeric(r.quote.fee), solver: r.quote.solver },
-    ethflow: r.ethflow === null || r.ethflow === undefined ? null : { contract: r.ethflow.contract, userValidTo: Number(r.ethflow.userValidTo) },
+    uid,
+    owner,
+    sellToken,
+    buyToken,
+    receiver,
+    sellAmount: fromNumeric(sellAmount),
+    buyAmount: fromNumeric(buyAmount),
+    validTo: Number(validTo),
+    appData,
+    feeAmount: fromNumeric(feeAmount),
+    kind,
+    partiallyFillable,
+    signature,
+    signingScheme,
+    sellTokenBalance,
+    buyTokenBalance,
+    class: orderClass,
+    executedSell: fromNumeric(executedSell),
+    executedBuy: fromNumeric(executedBuy),
+    executedFee: fromNumeric(executedFee),
+    created: Number(created),
+    presigned,
+    quote: quote === null ? null : { sellAmount: fromNumeric(quote[0]), buyAmount: fromNumeric(quote[1]), fee: fromNumeric(quote[2]), solver: quote[3] },
+    ethflow: ethflow === null || ethflow === undefined ? null : { contract: ethflow[0], userValidTo: Number(ethflow[1]) },
   };
 }
 

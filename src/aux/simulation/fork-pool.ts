@@ -7,6 +7,14 @@
  * and re-reads the source, and its block number is checked. A fork that misbehaved, whose simulation failed or
  * was aborted, or that stayed idle longer than `idleTtlMs`, is killed rather than reused.
  *
+ * A fork released in good health goes back to a snapshot at once, while it waits in the pool (not when the next
+ * lease asks for it), so a lease at the same block finds it ready; the next lease waits for that to finish.
+ *
+ * Early leases: a fork pinned to the block its last lease was at goes back to its snapshot there and is leased
+ * at once, without waiting for the requested block; the lease's `confirmed` says later whether that block is the
+ * requested one (false: the lease's work does not count, and the next acquire resets the fork). A simulation
+ * then runs while the source's head is read, rather than after.
+ *
  * `evm_revert` consumes the snapshot it goes back to but keeps the ones taken before it, so a fork is pinned with
  * several snapshots of the same pristine state at once (one batch): each lease at that block spends one, and only
  * every few leases does a fork take new ones. The fork's latest block (number, gas limit) is read with them and
@@ -44,6 +52,12 @@ export interface ForkLease {
   readonly block: ForkBlock | null;
   /** true if it came from the pool (reset) rather than freshly started */
   readonly reused: boolean;
+  /**
+   * an early lease (see `acquire`): resolves true once the requested block is known to be the fork's, false when
+   * it is another (the source moved on); rejects as the requested block does. null: the fork is at the requested
+   * block already.
+   */
+  readonly confirmed: Promise<boolean> | null;
   /** healthy: return the fork to the pool; otherwise kill it. Idempotent. */
   release(healthy: boolean): Promise<void>;
 }
@@ -51,6 +65,17 @@ export interface ForkLease {
 interface IdleFork {
   fork: ForkNode;
   timer: NodeJS.Timeout;
+  /** its return to its snapshot, started when it was released (never rejects) */
+  settled: Promise<void>;
+}
+
+/** A fork's block, its latest block there, and its unused snapshots (ascending: the last one is spent first). */
+interface Pinned {
+  block: bigint;
+  latest: ForkBlock;
+  snapshots: string[];
+  /** already back at a snapshot (done when the last lease ended): the next lease at this block need not revert */
+  pristine?: boolean;
 }
 
 export class ForkPool {
@@ -60,7 +85,7 @@ export class ForkPool {
    * the block a fork is pinned to, its latest block there, and the unused snapshots of its state there, taken
    * before its current lease (ascending: the last one is spent first)
    */
-  private readonly pinned = new WeakMap<ForkNode, { block: bigint; latest: ForkBlock; snapshots: string[] }>();
+  private readonly pinned = new WeakMap<ForkNode, Pinned>();
   private closed = false;
 
   constructor(private readonly options: ForkPoolOptions) {}
@@ -77,13 +102,19 @@ export class ForkPool {
    * back to its snapshot (right if the block is still the one it is pinned to, harmless before a full reset
    * otherwise). Rejects as `block` does, if it does.
    */
-  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease> {
+  async acquire(sourceUrl: string, block: bigint | null | Promise<bigint | null>, signal: AbortSignal, options: { early?: boolean } = {}): Promise<ForkLease> {
     if (this.closed) {
       if (block instanceof Promise) await block;
       throw new Error('the fork pool is closed');
     }
-    for (let candidate = this.takeIdle(sourceUrl); candidate; candidate = this.takeIdle(sourceUrl)) {
+    for (let idle = this.takeIdle(sourceUrl); idle; idle = this.takeIdle(sourceUrl)) {
+      const candidate = idle.fork;
       this.inUse.add(candidate);
+      await idle.settled;
+      if (options.early && block instanceof Promise) {
+        const lease = await this.earlyLease(candidate, sourceUrl, block, signal);
+        if (lease) return lease;
+      }
       let reset: { blockNumber: bigint | null; ok: boolean };
       try {
         reset = await this.reset(candidate, sourceUrl, block, signal);
@@ -129,14 +160,72 @@ export class ForkPool {
     await Promise.all(all.map((f) => f.kill()));
   }
 
-  private takeIdle(sourceUrl: string): ForkNode | null {
+  private takeIdle(sourceUrl: string): IdleFork | null {
     const list = this.idle.get(sourceUrl);
     while (list && list.length > 0) {
       const entry = list.pop()!;
       clearTimeout(entry.timer);
-      if (entry.fork.alive()) return entry.fork;
+      if (entry.fork.alive()) return entry;
     }
     return null;
+  }
+
+  /**
+   * Sends a fork just released back to a snapshot of its block, off the next lease's path (and takes new snapshots
+   * once it has spent them); on any failure it forgets the fork's block, so that the next lease resets it.
+   */
+  private async restore(fork: ForkNode): Promise<void> {
+    const pinned = this.pinned.get(fork);
+    if (!pinned || pinned.pristine) return;
+    const snapshot = pinned.snapshots.pop();
+    if (snapshot === undefined) {
+      this.pinned.delete(fork);
+      return;
+    }
+    const signal = new AbortController().signal;
+    try {
+      if (!(await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], { timeoutMs: this.options.rpcTimeoutMs }))) throw new Error('no snapshot');
+      if (pinned.snapshots.length === 0) await this.pin(fork, pinned.block, signal, pinned.latest);
+      const now = this.pinned.get(fork);
+      if (now) now.pristine = true;
+    } catch {
+      this.pinned.delete(fork);
+    }
+  }
+
+  /**
+   * A lease of a fork pinned to a block, back to its snapshot there, before the requested block is known; null when
+   * the fork has no snapshot or could not go back to it (then it is reset the usual way).
+   */
+  private async earlyLease(fork: ForkNode, sourceUrl: string, block: Promise<bigint | null>, signal: AbortSignal): Promise<ForkLease | null> {
+    const pinned = this.pinned.get(fork);
+    if (!pinned) return null;
+    if (pinned.pristine) {
+      pinned.pristine = false;
+    } else {
+      const snapshot = pinned.snapshots.pop();
+      if (snapshot === undefined) return null;
+      const reverted = await rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], { signal, timeoutMs: this.options.rpcTimeoutMs }).catch(() => false);
+      if (!reverted) {
+        this.pinned.delete(fork);
+        return null;
+      }
+    }
+    if (pinned.snapshots.length === 0) {
+      try {
+        await this.pin(fork, pinned.block, signal, pinned.latest);
+      } catch {
+        this.pinned.delete(fork); // no snapshot: the next lease resets it
+      }
+    }
+    const confirmed = block.then((requested) => {
+      const same = requested === pinned.block;
+      // another block: the next lease must reset the fork rather than go back to a snapshot of this one
+      if (!same && this.pinned.get(fork)?.block === pinned.block) this.pinned.delete(fork);
+      return same;
+    });
+    confirmed.catch(() => undefined); // the lease's holder awaits it
+    return this.lease(fork, sourceUrl, true, pinned.block, confirmed);
   }
 
   /** Brings the fork to `block`: back to its snapshot when still pinned there, else with `anvil_reset`. Rejects as `block` does. */
@@ -144,9 +233,11 @@ export class ForkPool {
     const pinned = this.pinned.get(fork);
     this.pinned.delete(fork);
     const opts = { signal, timeoutMs: this.options.rpcTimeoutMs };
-    const snapshot = pinned?.snapshots.pop();
+    const pristine = pinned?.pristine === true;
+    if (pinned) pinned.pristine = false;
+    const snapshot = pristine ? undefined : pinned?.snapshots.pop();
     // sent before the block is known (see acquire); a failed revert is settled by a full reset below
-    const reverted = snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
+    const reverted = pristine ? Promise.resolve(true) : snapshot === undefined ? Promise.resolve(false) : rpcCall<boolean>(fork.url, 'evm_revert', [snapshot], opts).catch(() => false);
     let blockNumber: bigint | null;
     try {
       blockNumber = await block;
@@ -196,12 +287,13 @@ export class ForkPool {
     return latest;
   }
 
-  private lease(fork: ForkNode, sourceUrl: string, reused: boolean, blockNumber: bigint | null): ForkLease {
+  private lease(fork: ForkNode, sourceUrl: string, reused: boolean, blockNumber: bigint | null, confirmed: Promise<boolean> | null = null): ForkLease {
     let released = false;
     const pinned = this.pinned.get(fork);
     return {
       fork,
       reused,
+      confirmed,
       block: pinned && pinned.block === blockNumber ? { ...pinned.latest } : null,
       release: async (healthy) => {
         if (released) return;
@@ -218,7 +310,8 @@ export class ForkPool {
           void fork.kill();
         }, this.options.idleTtlMs);
         timer.unref();
-        list.push({ fork, timer });
+        // back to its snapshot now, while it waits: the next lease finds it ready
+        list.push({ fork, timer, settled: this.restore(fork) });
         this.idle.set(sourceUrl, list);
       },
     };

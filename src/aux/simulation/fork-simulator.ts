@@ -5,14 +5,17 @@
  *
  * Forks are pooled (fork-pool.ts): a fork serves one simulation at a time and before each use goes back to a
  * snapshot taken at the current block (`evm_revert`), or is reset to it with `anvil_reset` once the source has
- * moved on.
+ * moved on. A fork pooled at the block of its last run starts on the bundle while the source's head is still being
+ * read (an early lease); if the head turns out to be another block, the run is discarded and made again on the
+ * fork reset to the head.
  *
  * Per transaction, in order: send it from the (impersonated) sender, mine it, read the receipt; on success read
  * the `prestateTracer` diff (storage changes, native balance changes) and the logs (ERC-20 changes); on revert
  * read the `callTracer` output for the reason. The first failure stops the bundle; the transactions after it are
  * reported as not executed (the same rule as Tenderly's bundle endpoint). A bundle without gas estimates to make
- * runs the same way in a single block: the transactions sent in order, one `evm_mine`, then the receipts and the
- * traces of the whole block read in one batched request.
+ * runs the same way in a single block: the transactions sent in order and one `evm_mine`, all in one batched
+ * request, then the receipts and the traces of the whole block read in another (two round trips to the fork after
+ * the lease, whatever the bundle's length).
  *
  * Gas: a transaction without `gas_price` runs at gas price 0 on a fork with base fee 0, so it costs nothing (and
  * senders without ether can be simulated, as upstream does); with `gas_price` it is honoured and the sender
@@ -105,12 +108,33 @@ export class ForkSimulator implements Simulator {
   }
 
   async simulate(request: BundleRequest, signal: AbortSignal): Promise<BundleOutcome> {
+    let together = true;
+    let early = true;
+    for (;;) {
+      try {
+        return await this.run(request, signal, together, early);
+      } catch (err) {
+        // the fork did not mine the bundle sent in one request as one block, in order: once more, one call at a time
+        if (err instanceof BundleNotMinedTogether && together) together = false;
+        // the bundle ran on a fork the source has moved on from: once more, on a fork brought to the new head
+        else if (err instanceof SourceMovedOn && early) early = false;
+        else throw err;
+      }
+    }
+  }
+
+  /**
+   * `together`: the bundle's transactions and the `evm_mine` that follows them in one request (see runInOneBlock).
+   * `early`: a pooled fork still pinned to the block of its last run may start on the bundle before the source's
+   * head is known (the pool's lease is then `confirmed` later); the run counts only if that block is the head.
+   */
+  private async run(request: BundleRequest, signal: AbortSignal, together: boolean, early: boolean): Promise<BundleOutcome> {
     // the pool readies an idle fork while the source's head is read
     const reading = this.sourceHead(request.rpcUrl, signal);
     reading.catch(() => undefined); // awaited below; rejections are handled there
     let lease: ForkLease;
     try {
-      lease = await this.pool.acquire(request.rpcUrl, reading, signal);
+      lease = await this.pool.acquire(request.rpcUrl, reading, signal, { early });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (err instanceof SimulationUnavailableError) throw err; // the source's head could not be read
@@ -118,40 +142,27 @@ export class ForkSimulator implements Simulator {
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationUnavailableError(`could not fork chain ${request.chainId}: ${(err as Error).message}`, { cause: err });
     }
-    const head = await reading;
     const fork = lease.fork;
     const onAbort = () => void fork.kill();
     signal.addEventListener('abort', onAbort, { once: true });
     let healthy = false;
     try {
-      const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
-      // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
-      const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
-      const blockGas = BigInt(block.gasLimit);
-      const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
-      // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
-      if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
-        const batch = (calls: readonly RpcBatchCall[]) => rpcBatch(fork.url, calls, { signal, timeoutMs: this.rpcTimeoutMs });
-        const transactions = await this.runInOneBlock(call, batch, request, blockGas, defaultGas, signal);
-        healthy = true;
-        return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions };
+      // a lease taken before the head was known: the bundle runs while it is read (a failed read ends the run at once)
+      const [ran, atHead] = await Promise.all([this.execute(lease, request, signal, together), lease.confirmed ?? true]);
+      if (!atHead) {
+        healthy = true; // the fork is fine; the pool brings it to the new head next time
+        throw new SourceMovedOn();
       }
-      const outcomes: TransactionOutcome[] = [];
-      let failed = false;
-      for (const [index, tx] of request.transactions.entries()) {
-        if (failed) {
-          outcomes.push(notExecuted(index));
-          continue;
-        }
-        const outcome = await this.runTransaction(call, request, tx, index, defaultGas, signal);
-        outcomes.push(outcome);
-        if (outcome.outcome !== 'success') failed = true;
-      }
+      const head = await reading;
       healthy = true;
-      return { provider: this.name, blockNumber: Number(head ?? BigInt(block.number)), transactions: outcomes };
+      return { provider: this.name, blockNumber: Number(head ?? ran.blockNumber), transactions: ran.transactions };
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (err instanceof SimulationFailedError || err instanceof SimulationUnavailableError) throw err;
+      if (err instanceof SimulationFailedError || err instanceof SimulationUnavailableError || err instanceof SourceMovedOn) throw err;
+      if (err instanceof BundleNotMinedTogether) {
+        healthy = true; // the fork answered as a fork does: back to the pool, and to its snapshot for the next run
+        throw err;
+      }
       if (!(await this.sourceAlive(request.rpcUrl, signal))) throw this.unreachable(request.rpcUrl, err);
       throw new SimulationFailedError(`the fork node failed: ${(err as Error).message}`, { cause: err });
     } finally {
@@ -160,12 +171,46 @@ export class ForkSimulator implements Simulator {
     }
   }
 
+  /** The bundle on the leased fork: the outcomes, and the fork's block (the outcome's block when the source's head is unknown). */
+  private async execute(lease: ForkLease, request: BundleRequest, signal: AbortSignal, together: boolean): Promise<{ blockNumber: bigint; transactions: TransactionOutcome[] }> {
+    const fork = lease.fork;
+    const call = <T>(method: string, params: unknown[]) => rpcCall<T>(fork.url, method, params, { signal, timeoutMs: this.rpcTimeoutMs });
+    // the pool read the fork's latest block when it pinned it; a lease at that block finds it unchanged
+    const block = lease.block ?? (await call<{ number: Hex; gasLimit: Hex }>('eth_getBlockByNumber', ['latest', false]));
+    const blockGas = BigInt(block.gasLimit);
+    const defaultGas = blockGas < TX_GAS_CAP ? blockGas : TX_GAS_CAP;
+    // without gas estimates to make, the whole bundle is mined in one block: a few round trips, not four per transaction
+    if (request.transactions.every((tx) => tx.gas !== null || (tx.gasPrice ?? 0n) === 0n)) {
+      const batch = (calls: readonly RpcBatchCall[]) => rpcBatch(fork.url, calls, { signal, timeoutMs: this.rpcTimeoutMs });
+      const transactions = await this.runInOneBlock(call, batch, request, blockGas, defaultGas, signal, together);
+      return { blockNumber: BigInt(block.number), transactions };
+    }
+    const outcomes: TransactionOutcome[] = [];
+    let failed = false;
+    for (const [index, tx] of request.transactions.entries()) {
+      if (failed) {
+        outcomes.push(notExecuted(index));
+        continue;
+      }
+      const outcome = await this.runTransaction(call, request, tx, index, defaultGas, signal);
+      outcomes.push(outcome);
+      if (outcome.outcome !== 'success') failed = true;
+    }
+    return { blockNumber: BigInt(block.number), transactions: outcomes };
+  }
+
   /**
    * The bundle in one block: each transaction sent in order (the fork mines first-in first-out), one `evm_mine`,
    * then the receipts and the traces of all of them at once, in one request (`eth_getBlockReceipts`,
    * `debug_traceBlockByNumber`: reads of the mined block, which nothing changes any more). The first transaction
    * that is refused or reverts ends the bundle as in the one-by-one path: what ran after it in the block is
    * reported as not executed (it cannot have changed what ran before it).
+   *
+   * `together`: the transactions and the `evm_mine` go in one request. The node runs the calls of a batch
+   * concurrently, but anvil runs each send to its end before it starts the next call, so the block is mined
+   * after all of them, in order; the answer is checked, and a block that does not hold the bundle as sent rejects
+   * with `BundleNotMinedTogether` (the caller runs it again, one call at a time), as does a refused send (the sends
+   * after it went out with it, and a refusal is rare enough to be confirmed the one-by-one way).
    */
   private async runInOneBlock(
     call: <T>(method: string, params: unknown[]) => Promise<T>,
@@ -174,6 +219,7 @@ export class ForkSimulator implements Simulator {
     blockGas: bigint,
     defaultGas: bigint,
     signal: AbortSignal,
+    together: boolean,
   ): Promise<TransactionOutcome[]> {
     const txs = request.transactions;
     const gases = txs.map((tx) => (tx.gas !== null ? BigInt(tx.gas) : defaultGas));
@@ -186,11 +232,26 @@ export class ForkSimulator implements Simulator {
       raiseLimit = null;
     }
     const sent: Array<{ hash: Hex } | { refused: TransactionOutcome }> = [];
-    for (const [index, tx] of txs.entries()) {
-      const gasPrice = tx.gasPrice ?? 0n;
-      const send: RpcBatchCall = ['eth_sendTransaction', [{ from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(gasPrice), gas: numberToHex(gases[index]!) }]];
-      let answer: unknown;
+    const sendOf = (tx: BundleTransaction, index: number): RpcBatchCall => ['eth_sendTransaction', [{ from: tx.from, to: tx.to, data: tx.input, value: numberToHex(tx.value), gasPrice: numberToHex(tx.gasPrice ?? 0n), gas: numberToHex(gases[index]!) }]];
+    // sent and mined in one request: the answers, in the order of the calls (the limit, the sends, the mine)
+    let answers: unknown[] | null = null;
+    if (together) {
+      answers = await batch([...(raiseLimit ? [raiseLimit] : []), ...txs.map(sendOf), ['evm_mine', []]]);
       if (raiseLimit) {
+        const limitSet = answers.shift();
+        if (limitSet instanceof RpcCallError) throw limitSet;
+        raiseLimit = null;
+      }
+      const mined = answers.pop();
+      if (mined instanceof RpcCallError) throw mined;
+    }
+    for (const [index, tx] of txs.entries()) {
+      const send = sendOf(tx, index);
+      let answer: unknown;
+      if (answers) {
+        answer = answers[index];
+        if (answer instanceof RpcCallError) throw new BundleNotMinedTogether();
+      } else if (raiseLimit) {
         // independent of each other, both before evm_mine: one request
         const [limitSet, sendAnswer] = await batch([raiseLimit, send]);
         if (limitSet instanceof RpcCallError) throw limitSet;
@@ -215,7 +276,7 @@ export class ForkSimulator implements Simulator {
     // the block itself only matters for a gas price above 0 (its coinbase and base fee)
     let minedIn: { miner: Address; baseFeePerGas?: Hex } | null = null;
     if (hashes.length > 0) {
-      await call('evm_mine', []);
+      if (!together) await call('evm_mine', []);
       const paid = txs.some((tx, index) => index < hashes.length && (tx.gasPrice ?? 0n) > 0n);
       const answers = await batch([
         ['eth_getBlockReceipts', ['latest']],
@@ -229,6 +290,7 @@ export class ForkSimulator implements Simulator {
       minedIn = paid ? (answers[2] as typeof minedIn) : null;
     }
     // the mined block holds exactly the bundle's transactions, in the order they were sent
+    if (together && (receipts.length !== hashes.length || hashes.some((hash, i) => receipts[i]!.transactionHash !== hash))) throw new BundleNotMinedTogether();
     hashes.forEach((hash, i) => {
       if (!receipts[i]) throw new SimulationFailedError(`transaction ${i} was not mined on the fork`);
       if (receipts[i]!.transactionHash !== hash) throw new SimulationFailedError('the fork mined the bundle out of order');
@@ -367,6 +429,22 @@ export class ForkSimulator implements Simulator {
   private unreachable(url: string, cause: unknown): SimulationUnavailableError {
     const detail = cause instanceof Error ? cause.message : String(cause);
     return new SimulationUnavailableError(`the chain's RPC node (${redact(url)}) is unavailable: ${detail}`, { cause });
+  }
+}
+
+/** A run started before the source's head was known, on a fork at a block the source has moved on from. */
+class SourceMovedOn extends Error {
+  constructor() {
+    super("the fork's block is no longer the source's head");
+    this.name = 'SourceMovedOn';
+  }
+}
+
+/** The bundle sent in one request did not come out as one block holding it in order. */
+class BundleNotMinedTogether extends Error {
+  constructor() {
+    super('the fork did not mine the bundle sent in one request as one block');
+    this.name = 'BundleNotMinedTogether';
   }
 }
 
