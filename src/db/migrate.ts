@@ -27,25 +27,30 @@ function fromStatements(list: string[]): Migration {
   };
 }
 
-/** Ordered by name; later concerns (indexer, aux) append their own files here. */
-export function allMigrations(): Record<string, Migration> {
+/** The SQL of every migration by name (what a migrated template is keyed by: pglite-init.ts). */
+export function migrationStatements(): Record<string, string[]> {
   return {
-    '001_orderbook': fromStatements(orderbook),
-    '002_indexer': fromStatements(indexer),
-    '003_auction': fromStatements(auction),
-    '004_simulation': fromStatements(simulation),
-    '005_affiliate': fromStatements(affiliate),
-    '006_hooks': fromStatements(hooks),
-    '007_notifications': fromStatements(notifications),
-    '008_settlement_safety': fromStatements(settlementSafety),
-    '011_perf': fromStatements(perf),
-    '012_auction_text_storage': fromStatements(auctionTextStorage),
-    '009_structure': fromStatements(structure),
-    '014_notify_hardening': fromStatements(notifyHardening),
-    '015_guard': fromStatements(guard),
-    '018_ethflow': fromStatements(ethflow),
-    '019_fee_records': fromStatements(feeRecords),
+    '001_orderbook': orderbook,
+    '002_indexer': indexer,
+    '003_auction': auction,
+    '004_simulation': simulation,
+    '005_affiliate': affiliate,
+    '006_hooks': hooks,
+    '007_notifications': notifications,
+    '008_settlement_safety': settlementSafety,
+    '011_perf': perf,
+    '012_auction_text_storage': auctionTextStorage,
+    '009_structure': structure,
+    '014_notify_hardening': notifyHardening,
+    '015_guard': guard,
+    '018_ethflow': ethflow,
+    '019_fee_records': feeRecords,
   };
+}
+
+/** Ordered by name; later concerns (indexer, aux) append their own files to migrationStatements. */
+export function allMigrations(): Record<string, Migration> {
+  return Object.fromEntries(Object.entries(migrationStatements()).map(([name, list]) => [name, fromStatements(list)]));
 }
 
 class InCodeProvider implements MigrationProvider {
