@@ -26,12 +26,29 @@ export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
     const key = `${httpPart === 'body' ? 'strict' : 'coercing'}:${JSON.stringify(schema)}`;
     let validate = compiled.get(key);
     if (!validate) {
-      validate = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-      if (httpPart !== 'body') validate = exactNumbersOnly(validate);
+      validate = compiledOnFirstUse(() => {
+        const fn = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+        return httpPart !== 'body' ? exactNumbersOnly(fn) : fn;
+      });
       compiled.set(key, validate);
     }
     return validate;
   };
+}
+
+/**
+ * A validator compiled by its first request rather than at start: a node serves some 200 routes and compiling
+ * all their schemas was a second of every start's CPU, most of it for routes a given run never calls.
+ */
+function compiledOnFirstUse(compile: () => ReturnType<FastifySchemaCompiler<unknown>>): ReturnType<FastifySchemaCompiler<unknown>> {
+  let validate: ReturnType<FastifySchemaCompiler<unknown>> | null = null;
+  const lazy = ((data: unknown) => {
+    validate ??= compile();
+    const ok = (validate as (d: unknown) => boolean)(data);
+    (lazy as { errors?: unknown }).errors = (validate as { errors?: unknown }).errors;
+    return ok;
+  }) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return lazy;
 }
 
 /**
