@@ -137,7 +137,22 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 
     // the control API holds auctions back with this gate (deterministic mode: from the start) and restarts the loops on revert
     const auctionGate: AuctionGate = { paused: config.deterministic };
-    const loops = restartableLoops((signal) => startBackgroundLoops({
+    // the loops start once the server listens: their catch-up (indexing a fresh chain's history) does not hold up
+    // the start; the control API's routes, registered before, reach them through this handle
+    let started: RestartableLoops | null = null;
+    const running = (): RestartableLoops => {
+      if (!started) throw new Error('the background loops have not started yet');
+      return started;
+    };
+    const loops: RestartableLoops = {
+      get current() {
+        return running().current;
+      },
+      pause: () => running().pause(),
+      resume: () => running().resume(),
+      stop: async () => started?.stop(),
+    };
+    const startLoops = (): RestartableLoops => restartableLoops((signal) => startBackgroundLoops({
       networks, database, orderBooks, logger, signal, onFatal: w.fatalReason, auctionGate,
       databaseUrl: options.database ? null : config.databaseUrl,
       bannedAddresses: config.bannedAddresses,
@@ -156,6 +171,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 
     if (options.listen !== false) await server.listen({ host: config.host, port: config.port });
     else await server.ready();
+    started = startLoops();
     return assembleApp(w, { server, database, networks, defaultNetwork, orderBooks, devnet, loops, fatal });
   } catch (err) {
     w.abort.abort();

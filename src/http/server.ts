@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { AuxError, OrderBookHttpError, orderBookErrorStatus, type ApiFamily } from './errors.js';
 import { OrderBookError } from '../protocol/order-book-error.js';
-import { buildValidatorCompiler, describeValidationError } from './validation.js';
+import { buildValidatorCompiler, describeValidationError, lazyResponseSerializers } from './validation.js';
 import { redactUrlSecrets } from '../infra/secret-redaction.js';
 import { clientKeyOf, fastifyTrustProxy, type TrustProxy } from './client-identity.js';
 import type { RateLimitConfig } from '../config/config.js';
@@ -98,6 +98,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<HttpS
     logController: new RequestLogAtDebug(),
     forceCloseConnections: 'idle',
     ajv: undefined,
+    // response serializers built by their first response, not all at start (validation.ts)
+    schemaController: { compilersFactory: { buildSerializer: lazyResponseSerializers() as never } },
     // order UIDs are 114 characters; the default 100 would answer 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     // refusals before any route runs, in the API's envelope (http/request-errors.ts)

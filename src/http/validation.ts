@@ -4,6 +4,7 @@
  * coerced to the declared types.
  */
 import { Ajv, type ErrorObject } from 'ajv';
+import { createRequire } from 'node:module';
 import type { FastifySchemaCompiler } from 'fastify';
 
 function makeAjv(coerce: boolean) {
@@ -26,12 +27,29 @@ export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
     const key = `${httpPart === 'body' ? 'strict' : 'coercing'}:${JSON.stringify(schema)}`;
     let validate = compiled.get(key);
     if (!validate) {
-      validate = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-      if (httpPart !== 'body') validate = exactNumbersOnly(validate);
+      validate = compiledOnFirstUse(() => {
+        const fn = ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+        return httpPart !== 'body' ? exactNumbersOnly(fn) : fn;
+      });
       compiled.set(key, validate);
     }
     return validate;
   };
+}
+
+/**
+ * A validator compiled by its first request rather than at start: a node serves some 200 routes and compiling
+ * all their schemas was a second of every start's CPU, most of it for routes a given run never calls.
+ */
+function compiledOnFirstUse(compile: () => ReturnType<FastifySchemaCompiler<unknown>>): ReturnType<FastifySchemaCompiler<unknown>> {
+  let validate: ReturnType<FastifySchemaCompiler<unknown>> | null = null;
+  const lazy = ((data: unknown) => {
+    validate ??= compile();
+    const ok = (validate as (d: unknown) => boolean)(data);
+    (lazy as { errors?: unknown }).errors = (validate as { errors?: unknown }).errors;
+    return ok;
+  }) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return lazy;
 }
 
 /**
@@ -74,4 +92,24 @@ export function describeValidationError(context: string | undefined, errors: Par
   if (first.keyword === 'enum' && Array.isArray(params.allowedValues)) message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   const field = path || part;
   return { field, description: `${path ? `${part}.${path}` : part}: ${message}` };
+}
+
+type SerializerFactory = (externalSchemas: unknown, serializerOpts: unknown) => (route: { schema: unknown }) => (data: unknown) => string;
+
+/**
+ * Fastify's own response serializers (fast-json-stringify, as its default compiler builds them), each built by
+ * the first response it serialises instead of at start: building the serializers of every route was another
+ * half second of each start's CPU. Fastify's default compiler is looked up beside Fastify (it is Fastify's
+ * dependency, not ours), so the output is byte for byte what Fastify would send.
+ */
+export function lazyResponseSerializers(): SerializerFactory {
+  const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+  const buildDefault = (fromFastify('@fastify/fast-json-stringify-compiler') as { SerializerSelector: () => SerializerFactory }).SerializerSelector();
+  return (externalSchemas, serializerOpts) => {
+    const compile = buildDefault(externalSchemas, serializerOpts);
+    return (route) => {
+      let serialize: ((data: unknown) => string) | null = null;
+      return (data) => (serialize ??= compile(route))(data);
+    };
+  };
 }

@@ -143,18 +143,18 @@ export function blockHeaderHash(h: StateBlockHeader): Hex {
 export function shiftStateTimestamps(state: AnvilState, shiftSeconds: number): Hex | null {
   const blocks = [...(state.blocks ?? [])].sort((a, b) => Number(BigInt(a.header.number) - BigInt(b.header.number)));
   if (blocks.length === 0 || BigInt(blocks[0]!.header.number) !== 0n) return null;
-  // the saved chain must link up under our hashing before we rewrite it
+  // each header hashed once as saved: the saved chain must link up under our hashing before we rewrite it
+  const saved = blocks.map((b) => blockHeaderHash(b.header));
   for (let i = 1; i < blocks.length; i++) {
-    if (BigInt(blocks[i]!.header.number) !== BigInt(i) || blocks[i]!.header.parentHash !== blockHeaderHash(blocks[i - 1]!.header)) return null;
+    if (BigInt(blocks[i]!.header.number) !== BigInt(i) || blocks[i]!.header.parentHash !== saved[i - 1]) return null;
   }
   const renamed = new Map<string, Hex>();
   let parent: Hex | null = null;
-  for (const block of blocks) {
-    const old = blockHeaderHash(block.header);
+  for (const [i, block] of blocks.entries()) {
     if (parent !== null) block.header.parentHash = parent;
     block.header.timestamp = `0x${(BigInt(block.header.timestamp) + BigInt(shiftSeconds)).toString(16)}`;
     parent = blockHeaderHash(block.header);
-    renamed.set(old, parent);
+    renamed.set(saved[i]!, parent);
   }
   for (const tx of state.transactions ?? []) {
     if (tx.block_hash && renamed.has(tx.block_hash)) tx.block_hash = renamed.get(tx.block_hash)!;
