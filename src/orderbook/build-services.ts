@@ -83,9 +83,10 @@ export function buildOrderBookServices(
     tradeFees: new TradeFeeReader({ chainId, db }),
     chain: {
       async balanceAndAllowance(owner, token, preHooks = []) {
-        const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);
-        const balance = r?.balance ?? 0n;
-        const allowance = r?.allowance ?? 0n;
+        // concurrent orders' reads share Multicall3 calls
+        const r = await reader.balanceAndAllowance(owner, token, network.vaultRelayer);
+        const balance = r.balance ?? 0n;
+        const allowance = r.allowance ?? 0n;
         const granted = await preHookAllowance(reader, { hooks: preHooks, owner, token, spender: network.vaultRelayer, trampoline: network.hooksTrampoline, now: now() });
         return { balance, allowance: granted > allowance ? granted : allowance };
       },
