@@ -267,7 +267,7 @@ export class OrderService {
 
   /**
    * 1., 3. The app-data hash and document of an order (before signatures: a wrong hash makes recovery
-   * meaningless); `newDocument` is the full text to store with the accepted order (step 14), if sent.
+   * meaningless); `newDocument` is the full text to store with the accepted order (step 14), if sent and not stored yet.
    */
   private async resolveAppData(body: OrderCreationBody): Promise<ResolvedAppData> {
     const isHash = HASH_RE.test(body.appData) && !body.appDataHash;
@@ -288,8 +288,9 @@ export class OrderService {
       throw new OrderBookError('AppDataHashMismatch', `computed appDataHash ${document.hash} doesn't match expected ${body.appDataHash.toLowerCase()}`);
     }
     if (document.protocol.enableFastPath) throw new OrderBookError('InvalidAppData', 'metadata.enableFastPath is not supported');
-    await this.deps.appData.check(body.appData, document.hash);
-    return { hash: document.hash, document, newDocument: body.appData };
+    // a document stored already (orders often share one) has nothing to store with the order: no transaction
+    const { stored } = await this.deps.appData.check(body.appData, document.hash);
+    return { hash: document.hash, document, newDocument: stored ? null : body.appData };
   }
 
   private async verifySignature(body: OrderCreationBody, digest: Hex, claimedOwner: Address | null): Promise<{ owner: Address; signature: Hex }> {
