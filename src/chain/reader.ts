@@ -216,9 +216,9 @@ export class ChainReader {
       }
       queued.waiters.push({ resolve, reject });
       if (!this.pairsInFlight) {
-        // reads asked for in the same turn of the event loop go out together
+        // reads asked for in the same turn of the event loop (every request read meanwhile) go out together
         this.pairsInFlight = true;
-        queueMicrotask(() => void this.readQueuedPairs());
+        setImmediate(() => void this.readQueuedPairs());
       }
     });
   }

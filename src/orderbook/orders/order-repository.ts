@@ -144,9 +144,9 @@ export class OrderRepository {
     return new Promise<boolean>((resolve, reject) => {
       this.queuedInserts.push({ order, quote, resolve, reject });
       if (!this.insertsRunning) {
-        // inserts asked for in the same turn of the event loop go in together
+        // inserts asked for in the same turn of the event loop (every request read meanwhile) go in together
         this.insertsRunning = true;
-        queueMicrotask(() => void this.insertQueued());
+        setImmediate(() => void this.insertQueued());
       }
     });
   }
