@@ -77,7 +77,8 @@ export function buildOrderBookServices(
     volumeFee: config.fees ? quoteVolumeFee(config.fees) : undefined,
     chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
-  const repo = new PlacedOrdersRepository(db);
+  // concurrent order inserts grouped on PGlite (one statement at a time anyway), side by side over a PostgreSQL pool
+  const repo = new PlacedOrdersRepository(db, { groupInserts: config.databaseUrl === null });
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy, recoverAddress,
     tradeFees: new TradeFeeReader({ chainId, db }),

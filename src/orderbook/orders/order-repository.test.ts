@@ -54,6 +54,14 @@ describe('OrderRepository.insert', () => {
     }
   });
 
+  it('without grouping (over a PostgreSQL pool), concurrent inserts give the same answers', async () => {
+    const separate = new OrderRepository(database.db, { groupInserts: false });
+    const results = await Promise.all([separate.insert(order(30), quote(30)), separate.insert(order(30), quote(30)), separate.insert(order(31), null)]);
+    assert.deepEqual([...results].sort(), [false, true, true]);
+    assert.deepEqual((await separate.get(CHAIN, hex(30, 56)))?.quote, { ...quote(30), id: null });
+    assert.equal(await events(hex(30, 56)), 1);
+  });
+
   it('an order the database refuses fails alone: the others inserted with it are stored', async () => {
     const bad = order(11, { uid: hex(11, 55) }); // a UID of 55 bytes breaks the table's length check
     const results = await Promise.allSettled([repo.insert(order(10), quote(10)), repo.insert(bad, null), repo.insert(order(12), null)]);

@@ -127,20 +127,35 @@ export interface NewOrder extends StoredOrderFields {
   createdAt?: Date;
 }
 
+export interface OrderRepositoryOptions {
+  /**
+   * Group concurrent inserts (default true): worth it where the database runs one statement at a time anyway
+   * (PGlite, on this thread); over a PostgreSQL pool, concurrent inserts run side by side instead.
+   */
+  groupInserts?: boolean;
+}
+
 export class OrderRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly groupInserts: boolean;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    options: OrderRepositoryOptions = {},
+  ) {
+    this.groupInserts = options.groupInserts ?? true;
+  }
 
   transaction<T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }
 
   /**
-   * Inserts the order (+ its quote and a `created` event); false when the UID already exists. Outside a transaction,
-   * orders inserted concurrently share statements: while one insert runs, the next ones queue and go in together as
-   * one statement when it is done (group insert: the database's cost per statement is paid once for all of them).
+   * Inserts the order (+ its quote and a `created` event); false when the UID already exists. Outside a transaction
+   * (and with `groupInserts`), orders inserted concurrently share statements: while one insert runs, the next ones
+   * queue and go in together as one statement when it is done (the database's cost per statement paid once for all).
    */
   async insert(order: NewOrder, quote: StoredQuote | null, db: Db = this.db): Promise<boolean> {
-    if (db !== this.db) return this.insertOne(order, quote, db);
+    if (db !== this.db || !this.groupInserts) return this.insertOne(order, quote, db);
     return new Promise<boolean>((resolve, reject) => {
       this.queuedInserts.push({ order, quote, resolve, reject });
       if (!this.insertsRunning) {
