@@ -2,8 +2,8 @@
  * Order-book figures (issue 5), each against a baseline measured in the same run on the same machine:
  * - order intake: sustained POST /orders (after a warm-up round) over real HTTP as an SDK sends them (signed for a quote, carrying its
  *   id; full validation incl. chain reads, the quote found by id, storage in PGlite; 4 requests in flight from a
- *   client in a worker thread) per second ÷ raw ECDSA recoveries per second;
- * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call;
+ *   client in a worker thread) per second ÷ raw ECDSA recoveries per second on the main thread (the mean of right before and right after);
+ * - quote latency: median POST /quote ÷ median of one direct router `getAmountsOut` eth_call (the two alternated);
  * - the same intake on a node over PostgreSQL ÷ on PGlite (where a PostgreSQL server answers).
  */
 import { performance } from 'node:perf_hooks';
@@ -143,25 +143,27 @@ export async function benchOrderBook(): Promise<Figure[]> {
     const client = createPublicClient({ transport: http(app.devnet!.rpcUrl) });
     const router = d.contracts.ammRouter;
     const abi = parseAbi(['function getAmountsOut(uint256, address[]) view returns (uint256[])']);
+    // alternated one by one, so that the machine's load at any moment weighs on both sides alike
     const direct: number[] = [];
-    for (let i = 0; i < QUOTES; i++) {
-      const t = performance.now();
-      await client.readContract({ address: router, abi, functionName: 'getAmountsOut', args: [10n ** 18n + BigInt(i), [weth, usdc]] });
-      direct.push(performance.now() - t);
-    }
     const quotes: number[] = [];
     for (let i = 0; i < QUOTES; i++) {
-      const t = performance.now();
+      let t = performance.now();
+      await client.readContract({ address: router, abi, functionName: 'getAmountsOut', args: [10n ** 18n + BigInt(i), [weth, usdc]] });
+      direct.push(performance.now() - t);
+      t = performance.now();
       const res = await post('/devnet/api/v1/quote', { sellToken: weth, buyToken: usdc, from: trader.address, kind: 'sell', sellAmountBeforeFee: String(10n ** 18n + BigInt(i)) });
       await res.text();
       if (res.status !== 200) throw new Error(`quote failed: ${res.status}`);
       quotes.push(performance.now() - t);
     }
 
-    // sustained intake: a first round warms the node up (JIT, the recovery threads, the database's caches)
+    // sustained intake: a first round warms the node up (JIT, the recovery threads, the database's caches); the
+    // recovery baseline is measured right before and right after it (the mean), so that a change of the machine's
+    // load during the run weighs on both sides alike
     await intake(app);
+    const recoveriesBefore = await recoveriesPerSecond();
     const pglite = await intake(app);
-    const recoveries = await recoveriesPerSecond();
+    const recoveries = (recoveriesBefore + (await recoveriesPerSecond())) / 2;
     const postgres = await intakeOnPostgres();
 
     return [
@@ -170,7 +172,7 @@ export async function benchOrderBook(): Promise<Figure[]> {
         value: pglite.perSecond,
         unit: 'orders/s (HTTP, with quote id, full validation, PGlite, 4 in flight, client in a worker)',
         baseline: recoveries,
-        baselineUnit: 'raw ECDSA recoveries/s',
+        baselineUnit: 'raw ECDSA recoveries/s (one thread, mean of before and after)',
         ratio: pglite.perSecond / recoveries,
         note: `${INTAKE_ORDERS} orders${pglite.failed ? `, ${pglite.failed} refused` : ''}`,
       },

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import { httpStatus } from './test-errors.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createPublicClient, createWalletClient, http, keccak256, maxUint256, stringToHex, toHex, type Abi, type Address, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, keccak256, maxUint256, parseAbi, stringToHex, toHex, type Abi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from 'viem/accounts';
 import { BlockFeed, type BlockHead } from './block-feed.js';
 import { createChainClient } from './client.js';
@@ -75,6 +75,44 @@ describe('ChainReader against the devnet', () => {
     assert.ok(traderRows.every((r) => r.allowance === maxUint256), 'traders approved the vault relayer');
     assert.ok(results.slice(-30).every((r) => r.balance === 0n && r.allowance === 0n), 'fresh addresses hold nothing');
     assert.deepEqual(await reader.allowances(accounts[0].address, [tokens[1].address, NATIVE], VAULT_RELAYER_ADDRESS), [maxUint256, maxUint256]);
+  });
+
+  it('reads one pair\'s balance and allowance with the others asked for meanwhile, in one eth_call, each read fresh', async () => {
+    const { tokens, accounts } = chain.devnet.deployment;
+    const owners = accounts.slice(0, 3).map((a) => a.address);
+    const asked = [...owners, owners[0]!].flatMap((owner) => tokens.slice(0, 2).map((t) => ({ owner, token: t.address })));
+    const before = proxy.counts.methods.eth_call ?? 0;
+    const results = await Promise.all(asked.map(({ owner, token }) => proxied.balanceAndAllowance(owner, token, VAULT_RELAYER_ADDRESS)));
+    assert.equal((proxy.counts.methods.eth_call ?? 0) - before, 1, 'reads asked for together share one eth_call');
+    for (const [i, r] of results.entries()) {
+      assert.equal(r.owner, asked[i]!.owner);
+      assert.equal(r.token, asked[i]!.token);
+      assert.equal(r.balance, await balanceOf(r.token, r.owner), `balance ${i}`);
+      assert.equal(r.allowance, await allowanceOf(r.token, r.owner), `allowance ${i}`);
+    }
+
+    // a read asked for while another is in flight goes out after it, and sees what happened in between
+    const fresh = privateKeyToAccount(generatePrivateKey());
+    const token = tokens[0]!.address;
+    const wallet = createWalletClient({ account: privateKeyToAccount(accounts[0].privateKey), transport: http(chain.rpcUrl) });
+    const first = proxied.balanceAndAllowance(fresh.address, token, VAULT_RELAYER_ADDRESS);
+    const hash = await wallet.writeContract({ address: token, abi: parseAbi(['function transfer(address to, uint256 amount) returns (bool)']), functionName: 'transfer', args: [fresh.address, 7n], chain: null });
+    await plain.waitForTransactionReceipt({ hash });
+    const second = await proxied.balanceAndAllowance(fresh.address, token, VAULT_RELAYER_ADDRESS);
+    await first;
+    assert.equal(second.balance, 7n, 'asked for after the transfer: reads after it');
+
+    // an outage fails every read of the call, and the next read works again
+    proxy.down = true;
+    try {
+      await Promise.all([
+        assert.rejects(proxied.balanceAndAllowance(owners[0]!, token, VAULT_RELAYER_ADDRESS), httpStatus(503)),
+        assert.rejects(proxied.balanceAndAllowance(owners[1]!, token, VAULT_RELAYER_ADDRESS), httpStatus(503)),
+      ]);
+    } finally {
+      proxy.down = false;
+    }
+    assert.equal((await proxied.balanceAndAllowance(fresh.address, token, VAULT_RELAYER_ADDRESS)).balance, 7n);
   });
 
   it('reads token metadata (string and bytes32), caches it, and returns null for non-tokens', async () => {

@@ -73,6 +73,13 @@ export interface ChainReaderOptions {
   logger?: BlockFeedLogger;
 }
 
+interface QueuedPair {
+  owner: Address;
+  token: Address;
+  spender: Address;
+  waiters: Array<{ resolve(value: BalanceAndAllowance): void; reject(err: unknown): void }>;
+}
+
 interface CachedMetadata {
   value: TokenMetadata | null;
   expiresAt: number;
@@ -98,6 +105,9 @@ export class ChainReader {
   private readonly metadataCacheBytes: number;
   private metadataCachedBytes = 0;
   private readonly notATokenTtlMs: number;
+  /** `balanceAndAllowance` reads waiting for the next Multicall3 call, one per (owner, token, spender) */
+  private queuedPairs = new Map<string, QueuedPair>();
+  private pairsInFlight = false;
 
   constructor(
     readonly client: ChainClient,
@@ -187,6 +197,62 @@ export class ChainReader {
       balance: slots[i].balance >= 0 ? word(slots[i].balance) : null,
       allowance: slots[i].allowance >= 0 ? word(slots[i].allowance) : maxUint256,
     }));
+  }
+
+  /**
+   * Balance and allowance of one (owner, token) pair at `latest`, read together with the other such reads asked for
+   * meanwhile: while one read is in flight, new ones queue and go out as one Multicall3 call when it returns (a pair
+   * asked for twice is read once). Every read starts after it was asked for, so none answers with state older than
+   * its request; an idle reader reads at once. Order intake uses it: concurrent orders share eth_calls.
+   * A transport failure rejects every read of that call.
+   */
+  balanceAndAllowance(owner: Address, token: Address, spender: Address): Promise<BalanceAndAllowance> {
+    const key = `${lower(owner)}:${lower(token)}:${lower(spender)}`;
+    return new Promise<BalanceAndAllowance>((resolve, reject) => {
+      let queued = this.queuedPairs.get(key);
+      if (!queued) {
+        queued = { owner, token, spender, waiters: [] };
+        this.queuedPairs.set(key, queued);
+      }
+      queued.waiters.push({ resolve, reject });
+      if (!this.pairsInFlight) {
+        // reads asked for in the same turn of the event loop (every request read meanwhile) go out together
+        this.pairsInFlight = true;
+        setImmediate(() => void this.readQueuedPairs());
+      }
+    });
+  }
+
+  /** Reads every queued pair (one call per spender, chunked as usual), then the pairs queued meanwhile, until none. */
+  private async readQueuedPairs(): Promise<void> {
+    try {
+      await this.readQueuedPairsUntilNone();
+    } finally {
+      this.pairsInFlight = false;
+    }
+  }
+
+  private async readQueuedPairsUntilNone(): Promise<void> {
+    while (this.queuedPairs.size > 0) {
+      const batch = [...this.queuedPairs.values()];
+      this.queuedPairs = new Map();
+      const bySpender = new Map<string, QueuedPair[]>();
+      for (const q of batch) {
+        const group = bySpender.get(lower(q.spender));
+        if (group) group.push(q);
+        else bySpender.set(lower(q.spender), [q]);
+      }
+      await Promise.all(
+        [...bySpender.values()].map(async (group) => {
+          try {
+            const results = await this.balancesAndAllowances(group.map(({ owner, token }) => ({ owner, token })), group[0]!.spender);
+            group.forEach((q, i) => q.waiters.forEach((w) => w.resolve({ ...results[i]!, owner: q.owner, token: q.token })));
+          } catch (err) {
+            for (const q of group) q.waiters.forEach((w) => w.reject(err));
+          }
+        }),
+      );
+    }
   }
 
   /**

@@ -77,15 +77,17 @@ export function buildOrderBookServices(
     volumeFee: config.fees ? quoteVolumeFee(config.fees) : undefined,
     chain: { gasPrice: perBlock(reader.blockFeed, () => reader.gasPrice()), tokenMetadata: (t) => reader.tokenMetadata(t) },
   });
-  const repo = new PlacedOrdersRepository(db);
+  // concurrent order inserts grouped on PGlite (one statement at a time anyway), side by side over a PostgreSQL pool
+  const repo = new PlacedOrdersRepository(db, { groupInserts: config.databaseUrl === null });
   const orders = new OrderService({
     chainId, settlement, wrappedNative: network.wrappedNative, orders: repo, appData, quoter: quotes, policy, recoverAddress,
     tradeFees: new TradeFeeReader({ chainId, db }),
     chain: {
       async balanceAndAllowance(owner, token, preHooks = []) {
-        const [r] = await reader.balancesAndAllowances([{ owner, token }], network.vaultRelayer);
-        const balance = r?.balance ?? 0n;
-        const allowance = r?.allowance ?? 0n;
+        // concurrent orders' reads share Multicall3 calls
+        const r = await reader.balanceAndAllowance(owner, token, network.vaultRelayer);
+        const balance = r.balance ?? 0n;
+        const allowance = r.allowance ?? 0n;
         const granted = await preHookAllowance(reader, { hooks: preHooks, owner, token, spender: network.vaultRelayer, trampoline: network.hooksTrampoline, now: now() });
         return { balance, allowance: granted > allowance ? granted : allowance };
       },

@@ -127,45 +127,81 @@ export interface NewOrder extends StoredOrderFields {
   createdAt?: Date;
 }
 
+export interface OrderRepositoryOptions {
+  /**
+   * Group concurrent inserts (default true): worth it where the database runs one statement at a time anyway
+   * (PGlite, on this thread); over a PostgreSQL pool, concurrent inserts run side by side instead.
+   */
+  groupInserts?: boolean;
+}
+
 export class OrderRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly groupInserts: boolean;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    options: OrderRepositoryOptions = {},
+  ) {
+    this.groupInserts = options.groupInserts ?? true;
+  }
 
   transaction<T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }
 
-  /** Inserts the order (+ its quote and a `created` event); false when the UID already exists. */
+  /**
+   * Inserts the order (+ its quote and a `created` event); false when the UID already exists. Outside a transaction
+   * (and with `groupInserts`), orders inserted concurrently share statements: while one insert runs, the next ones
+   * queue and go in together as one statement when it is done (the database's cost per statement paid once for all).
+   */
   async insert(order: NewOrder, quote: StoredQuote | null, db: Db = this.db): Promise<boolean> {
-    const values: Insertable<OrdersTable> = {
-      chain_id: order.chainId,
-      uid: toBytes(order.uid),
-      owner: toBytes(order.owner),
-      sell_token: toBytes(order.sellToken),
-      buy_token: toBytes(order.buyToken),
-      receiver: order.receiver ? toBytes(order.receiver) : null,
-      sell_amount: toNumeric(order.sellAmount),
-      buy_amount: toNumeric(order.buyAmount),
-      valid_to: order.validTo,
-      app_data: toBytes(order.appData),
-      fee_amount: toNumeric(order.feeAmount),
-      kind: order.kind,
-      partially_fillable: order.partiallyFillable,
-      signature: toBytes(order.signature),
-      signing_scheme: order.signingScheme,
-      sell_token_balance: order.sellTokenBalance,
-      buy_token_balance: order.buyTokenBalance,
-      class: order.class,
-      settlement_contract: toBytes(order.settlementContract),
-      outside_market: order.outsideMarket,
-      valid_from: order.validFrom,
-      true_valid_to: order.trueValidTo ?? null,
-      ...(order.createdAt ? { created_at: order.createdAt } : {}),
-    };
+    if (db !== this.db || !this.groupInserts) return this.insertOne(order, quote, db);
+    return new Promise<boolean>((resolve, reject) => {
+      this.queuedInserts.push({ order, quote, resolve, reject });
+      if (!this.insertsRunning) {
+        // inserts asked for in the same turn of the event loop (every request read meanwhile) go in together
+        this.insertsRunning = true;
+        setImmediate(() => void this.insertQueued());
+      }
+    });
+  }
+
+  private queuedInserts: QueuedInsert[] = [];
+  private insertsRunning = false;
+
+  /** Inserts the queued orders, a batch per statement, until none is left. */
+  private async insertQueued(): Promise<void> {
+    try {
+      while (this.queuedInserts.length > 0) {
+        const batch = takeInsertBatch(this.queuedInserts);
+        this.queuedInserts = this.queuedInserts.filter((q) => !batch.includes(q));
+        await this.insertBatch(batch);
+      }
+    } finally {
+      this.insertsRunning = false;
+    }
+  }
+
+  /** One statement for the batch; if it fails, each order again on its own (one order's failure is its own). */
+  private async insertBatch(batch: QueuedInsert[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        const inserted = await this.insertMany(batch);
+        for (const q of batch) q.resolve(inserted.has(insertKey(q.order)));
+        return;
+      } catch {
+        // below: one by one
+      }
+    }
+    for (const q of batch) await this.insertOne(q.order, q.quote, this.db).then(q.resolve, q.reject);
+  }
+
+  private async insertOne(order: NewOrder, quote: StoredQuote | null, db: Db): Promise<boolean> {
     // one statement (atomic on its own, so it needs no transaction): the order, its quote and its `created` event;
     // the quote and the event are inserted only when the order row was (no conflict)
     const quoteRow = quote ? orderQuoteValues(order.chainId, order.uid, quote) : null;
     const result = await db
-      .with('o', (qb) => qb.insertInto('orders').values(values).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning(['chain_id', 'uid']))
+      .with('o', (qb) => qb.insertInto('orders').values(orderValues(order)).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning(['chain_id', 'uid']))
       .with('q', (qb) =>
         qb
           .insertInto('order_quotes')
@@ -200,6 +236,47 @@ export class OrderRepository {
       .select('o.uid')
       .executeTakeFirst();
     return result !== undefined;
+  }
+
+  /**
+   * `insertOne` for several orders (distinct UIDs) in one statement: the orders, the quotes of those that have one
+   * (joined to the inserted rows by chain and UID) and the `created` events of the inserted rows. Returns the keys
+   * (`insertKey`) of the orders inserted: the others' UIDs already existed.
+   */
+  private async insertMany(batch: QueuedInsert[]): Promise<Set<string>> {
+    const quoted = batch.filter((q) => q.quote !== null).map((q) => orderQuoteValues(q.order.chainId, q.order.uid, q.quote!));
+    const quoteRows = sql.join(
+      quoted.map(
+        (r) =>
+          sql`(cast(${r.chain_id} as integer), cast(${r.order_uid} as bytea), cast(${r.sell_amount} as numeric), cast(${r.buy_amount} as numeric), cast(${r.fee_amount} as numeric), cast(${r.gas_amount} as numeric), cast(${r.gas_price} as numeric), cast(${r.sell_token_price} as float8), cast(${r.solver} as text), cast(${r.verified} as boolean))`,
+      ),
+    );
+    const rows = await this.db
+      .with('o', (qb) => qb.insertInto('orders').values(batch.map((q) => orderValues(q.order))).onConflict((oc) => oc.columns(['chain_id', 'uid']).doNothing()).returning(['chain_id', 'uid']))
+      .with('q', (qb) =>
+        qb
+          .insertInto('order_quotes')
+          .columns(['chain_id', 'order_uid', 'sell_amount', 'buy_amount', 'fee_amount', 'gas_amount', 'gas_price', 'sell_token_price', 'solver', 'verified'])
+          .expression(
+            quoted.length === 0
+              ? sql`select o.chain_id, o.uid, null::numeric, null::numeric, null::numeric, null::numeric, null::numeric, null::float8, null::text, null::boolean from o where false`
+              : sql`select o.chain_id, o.uid, v.sell_amount, v.buy_amount, v.fee_amount, v.gas_amount, v.gas_price, v.sell_token_price, v.solver, v.verified
+                    from o join (values ${quoteRows}) as v(chain_id, uid, sell_amount, buy_amount, fee_amount, gas_amount, gas_price, sell_token_price, solver, verified)
+                    on v.chain_id = o.chain_id and v.uid = o.uid`,
+          )
+          .returning('order_uid'),
+      )
+      .with('e', (qb) =>
+        qb
+          .insertInto('order_events')
+          .columns(['chain_id', 'order_uid', 'label', 'reason'])
+          .expression((eb) => eb.selectFrom('o').select(['o.chain_id', 'o.uid', sql.lit('created').as('label'), sql.lit(null).as('reason')]))
+          .returning('order_uid'),
+      )
+      .selectFrom('o')
+      .select(['o.chain_id', 'o.uid'])
+      .execute();
+    return new Set(rows.map((r) => `${r.chain_id}:${toHex(r.uid)}`));
   }
 
   async addEvent(chainId: number, uid: Hex, label: string, reason: string | null, db: Db = this.db): Promise<void> {
@@ -286,6 +363,62 @@ export class OrderRepository {
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
+}
+
+interface QueuedInsert {
+  order: NewOrder;
+  quote: StoredQuote | null;
+  resolve(inserted: boolean): void;
+  reject(err: unknown): void;
+}
+
+/** orders in one group insert at most (≈ 35 parameters each) */
+const MAX_INSERT_BATCH = 100;
+
+function insertKey(order: Pick<NewOrder, 'chainId' | 'uid'>): string {
+  return `${order.chainId}:${order.uid.toLowerCase()}`;
+}
+
+/** The next group insert: queued orders in arrival order, each UID once (a repeated one waits for the next). */
+function takeInsertBatch(queued: readonly QueuedInsert[]): QueuedInsert[] {
+  const batch: QueuedInsert[] = [];
+  const keys = new Set<string>();
+  for (const q of queued) {
+    if (batch.length >= MAX_INSERT_BATCH) break;
+    const key = insertKey(q.order);
+    if (keys.has(key)) continue;
+    keys.add(key);
+    batch.push(q);
+  }
+  return batch;
+}
+
+function orderValues(order: NewOrder): Insertable<OrdersTable> {
+  return {
+    chain_id: order.chainId,
+    uid: toBytes(order.uid),
+    owner: toBytes(order.owner),
+    sell_token: toBytes(order.sellToken),
+    buy_token: toBytes(order.buyToken),
+    receiver: order.receiver ? toBytes(order.receiver) : null,
+    sell_amount: toNumeric(order.sellAmount),
+    buy_amount: toNumeric(order.buyAmount),
+    valid_to: order.validTo,
+    app_data: toBytes(order.appData),
+    fee_amount: toNumeric(order.feeAmount),
+    kind: order.kind,
+    partially_fillable: order.partiallyFillable,
+    signature: toBytes(order.signature),
+    signing_scheme: order.signingScheme,
+    sell_token_balance: order.sellTokenBalance,
+    buy_token_balance: order.buyTokenBalance,
+    class: order.class,
+    settlement_contract: toBytes(order.settlementContract),
+    outside_market: order.outsideMarket,
+    valid_from: order.validFrom,
+    true_valid_to: order.trueValidTo ?? null,
+    ...(order.createdAt ? { created_at: order.createdAt } : {}),
+  };
 }
 
 function orderQuoteValues(chainId: number, uid: Hex, quote: StoredQuote) {

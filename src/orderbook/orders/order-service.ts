@@ -89,6 +89,12 @@ interface OrderFields {
   buyTokenBalance: 'erc20' | 'internal';
 }
 
+/** A balance and allowance read started early, for the owner the order names. */
+interface EarlyFunds {
+  owner: Address;
+  read: Promise<{ balance: bigint; allowance: bigint }>;
+}
+
 interface ResolvedAppData {
   hash: Hex;
   document: AppDataDocument | null;
@@ -113,11 +119,12 @@ export class OrderService {
     const fields = readOrderFields(body); //                                          0. amounts and addresses
     const appData = await this.resolveAppData(body); //                               1., 3. app data
     const replaced = await this.loadReplaced(appData.document); //                    2. replaced order
+    const funds = this.readFundsEarly(body.signingScheme, fields, appData.document); // (8. read during 4.)
     const { digest, owner, signature } = await this.recoverOwner(body, fields, appData); // 4. signature → owner
     const uid = this.newUid(digest, owner, fields.validTo); //                       5. UID
     checkNonZeroAmounts(fields); //                                                   6. non-zero amounts
     this.checkOrderRules(fields, owner, now); //                                      7. rules shared with quotes
-    await this.checkFunds(body.signingScheme, fields, owner, appData.document); //    8. balance and allowance
+    await this.checkFunds(body.signingScheme, fields, owner, appData.document, funds); // 8. balance and allowance
     const quote = await this.findQuote(body, fields, owner, appData.hash); //         9. quote
     checkGas(quote, appData.document, body.signingScheme); //                         11. gas limit
     const outsideMarket = await this.checkLimitOrderCap(body.signingScheme, fields, owner, quote, now); // 10.
@@ -174,13 +181,26 @@ export class OrderService {
   }
 
   /**
+   * The chain read of step 8, started before step 4 when the order names its owner (`from`, else the app data's
+   * `metadata.signer`): the read runs while the signature is recovered, and step 8 uses it only if step 4 confirms
+   * that owner (else it reads again). Its failure surfaces at step 8, as the read's own would.
+   */
+  private readFundsEarly(scheme: OrderCreationBody['signingScheme'], fields: OrderFields, document: AppDataDocument | null): EarlyFunds | null {
+    const named = fields.from ?? document?.protocol.signer ?? null;
+    if (scheme === 'presign' || named === null) return null;
+    const read = this.deps.chain.balanceAndAllowance(named, fields.sellToken, document?.protocol.hooks.pre ?? []);
+    read.catch(() => {}); // awaited at step 8, unless an earlier step refuses the order
+    return { owner: named, read };
+  }
+
+  /**
    * 8. Funds: balance and allowance to the vault relayer ≥ sellAmount + feeAmount (spec), in one chain read; presign
    * owners usually approve in the same transaction as setPreSignature, so they are checked at auction time.
    */
-  private async checkFunds(scheme: OrderCreationBody['signingScheme'], fields: OrderFields, owner: Address, document: AppDataDocument | null): Promise<void> {
+  private async checkFunds(scheme: OrderCreationBody['signingScheme'], fields: OrderFields, owner: Address, document: AppDataDocument | null, early: EarlyFunds | null): Promise<void> {
     if (scheme === 'presign') return;
     const needed = fields.sellAmount + fields.feeAmount;
-    const { balance, allowance } = await this.deps.chain.balanceAndAllowance(owner, fields.sellToken, document?.protocol.hooks.pre ?? []);
+    const { balance, allowance } = early && early.owner === owner ? await early.read : await this.deps.chain.balanceAndAllowance(owner, fields.sellToken, document?.protocol.hooks.pre ?? []);
     if (balance < needed) throw new OrderBookError('InsufficientBalance', `owner balance ${balance} of ${fields.sellToken} is below sellAmount + feeAmount = ${needed}`);
     if (allowance < needed) throw new OrderBookError('InsufficientAllowance', `allowance ${allowance} to the vault relayer is below sellAmount + feeAmount = ${needed}; approve the vault relayer, not the settlement`);
   }
@@ -247,7 +267,7 @@ export class OrderService {
 
   /**
    * 1., 3. The app-data hash and document of an order (before signatures: a wrong hash makes recovery
-   * meaningless); `newDocument` is the full text to store with the accepted order (step 14), if sent.
+   * meaningless); `newDocument` is the full text to store with the accepted order (step 14), if sent and not stored yet.
    */
   private async resolveAppData(body: OrderCreationBody): Promise<ResolvedAppData> {
     const isHash = HASH_RE.test(body.appData) && !body.appDataHash;
@@ -268,8 +288,9 @@ export class OrderService {
       throw new OrderBookError('AppDataHashMismatch', `computed appDataHash ${document.hash} doesn't match expected ${body.appDataHash.toLowerCase()}`);
     }
     if (document.protocol.enableFastPath) throw new OrderBookError('InvalidAppData', 'metadata.enableFastPath is not supported');
-    await this.deps.appData.check(body.appData, document.hash);
-    return { hash: document.hash, document, newDocument: body.appData };
+    // a document stored already (orders often share one) has nothing to store with the order: no transaction
+    const { stored } = await this.deps.appData.check(body.appData, document.hash);
+    return { hash: document.hash, document, newDocument: stored ? null : body.appData };
   }
 
   private async verifySignature(body: OrderCreationBody, digest: Hex, claimedOwner: Address | null): Promise<{ owner: Address; signature: Hex }> {

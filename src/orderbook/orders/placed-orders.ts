@@ -11,15 +11,18 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { StoredQuote } from '../quotes/stored-quote.js';
-import { OrderRepository } from './order-repository.js';
+import { OrderRepository, type OrderRepositoryOptions } from './order-repository.js';
 
 export class PlacedOrdersRepository extends OrderRepository {
   private readonly listeners = new Set<() => void>();
   /** transactions that inserted an order (told about on commit) */
   private readonly inserting = new WeakSet<object>();
 
-  constructor(private readonly root: Kysely<DB>) {
-    super(root);
+  constructor(
+    private readonly root: Kysely<DB>,
+    options: OrderRepositoryOptions = {},
+  ) {
+    super(root, options);
   }
 
   onPlaced(listener: () => void): () => void {

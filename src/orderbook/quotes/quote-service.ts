@@ -15,6 +15,7 @@ import type { NativePriceSource, TradeEstimator } from '../pricing/trade-estimat
 import { settlementGas } from '../pricing/uniswap-v2-estimator.js';
 import type { OrderQuoter, QuoteForOrderRequest } from '../orders/order-ports.js';
 import type { StoredQuote } from './stored-quote.js';
+import { RecentQuotes, type RecentQuote } from './recent-quotes.js';
 
 export interface QuoteRequestBody {
   sellToken: string;
@@ -76,6 +77,8 @@ const QUOTE_PRUNE_INTERVAL_S = 60;
 
 export class QuoteService implements OrderQuoter {
   private lastPrune = 0;
+  /** the quotes stored by this service, until they expire: an order's quote by id without a database read */
+  private readonly recent = new RecentQuotes();
 
   constructor(private readonly deps: QuoteServiceDeps) {}
 
@@ -274,7 +277,9 @@ export class QuoteService implements OrderQuoter {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return Number(row.id);
+    const id = Number(row.id);
+    this.recent.remember({ sellToken: meta.sellToken.toLowerCase() as Address, buyToken: meta.buyToken.toLowerCase() as Address, kind: meta.kind, expiresAt: meta.expiration.getTime(), quote: { ...q, id } });
+    return id;
   }
 
   /** Deletes this chain's expired quotes (no order can use them any more), at most once a minute. */
@@ -282,11 +287,17 @@ export class QuoteService implements OrderQuoter {
     const now = this.deps.policy.now();
     if (now - this.lastPrune < QUOTE_PRUNE_INTERVAL_S) return;
     this.lastPrune = now;
+    this.recent.forgetExpired(now * 1000);
     await this.deps.db.deleteFrom('quotes').where('chain_id', '=', this.deps.chainId).where('expiration', '<', new Date(now * 1000)).execute();
   }
 
   /** reference §7.4: the quote by id when it matches the order, else a stored matching one, else a fresh one */
   async quoteForOrder(r: QuoteForOrderRequest): Promise<StoredQuote> {
+    const nowMs = this.deps.policy.now() * 1000;
+    // a quote stored here is held in memory: its row says the same, so a held quote that does not match the order
+    // would not match in the database either
+    const held = r.quoteId === null ? undefined : this.recent.get(r.quoteId);
+    if (held && heldQuoteMatches(held, r, nowMs)) return { ...held.quote };
     const db = this.deps.db;
     const base = db
       .selectFrom('quotes')
@@ -295,11 +306,11 @@ export class QuoteService implements OrderQuoter {
       .where('sell_token', '=', toBytes(r.sellToken))
       .where('buy_token', '=', toBytes(r.buyToken))
       .where('kind', '=', r.kind)
-      .where('expiration', '>=', new Date(this.deps.policy.now() * 1000));
+      .where('expiration', '>=', new Date(nowMs));
     const amountMatch = r.kind === 'buy'
       ? base.where('buy_amount', '=', toNumeric(r.buyAmount))
       : base.where((eb) => eb.or([eb('sell_amount', '=', toNumeric(r.sellAmount)), eb('sell_amount', '=', toNumeric(r.sellAmount + r.feeAmount))]));
-    if (r.quoteId !== null) {
+    if (r.quoteId !== null && !held) {
       const byId = await amountMatch.where('id', '=', r.quoteId).executeTakeFirst();
       if (byId) return fromRow(byId);
     }
@@ -328,6 +339,12 @@ export class QuoteService implements OrderQuoter {
     });
     return { ...priced.stored, id };
   }
+}
+
+/** The by-id query's conditions (chain aside: a service holds its own chain's quotes) on a quote held in memory. */
+function heldQuoteMatches(held: RecentQuote, r: QuoteForOrderRequest, nowMs: number): boolean {
+  if (held.sellToken !== r.sellToken.toLowerCase() || held.buyToken !== r.buyToken.toLowerCase() || held.kind !== r.kind || held.expiresAt < nowMs) return false;
+  return r.kind === 'buy' ? held.quote.buyAmount === r.buyAmount : held.quote.sellAmount === r.sellAmount || held.quote.sellAmount === r.sellAmount + r.feeAmount;
 }
 
 /** fee = ceil(gas × gasPrice ÷ sellTokenPrice), sellTokenPrice in native atoms per sell-token atom */
