@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, DeliveryResult, NotificationChannel } from '../channels/channel.js';
 import { fullJitterDelay, type BackoffPolicy } from './backoff.js';
-import { markDelivered, markFailed, removeSubscription, type BreakerPolicy, type ClaimedDelivery } from './delivery-store.js';
+import { markDelivered, markFailed, removeSubscription, type BreakerPolicy, type ClaimedDelivery, type DeliveryKey } from './delivery-store.js';
 
 export interface DeliveryPolicy extends BackoffPolicy {
   maxAgeMs: number;
@@ -20,6 +20,11 @@ export interface AttemptDeps {
   policy: DeliveryPolicy;
   random?: () => number;
   now?: () => number;
+  /**
+   * Writes a success (default: markDelivered, one statement each); the dispatcher passes its DeliveredBatch.
+   * A failure is written only once `settled` resolves, so it never lands before an earlier success.
+   */
+  delivered?: { record(key: DeliveryKey): Promise<void>; settled(): Promise<void> };
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'gone';
@@ -44,9 +49,10 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
     }
   }
   if (result.ok) {
-    await markDelivered(deps.db, delivery);
+    await (deps.delivered ? deps.delivered.record(delivery) : markDelivered(deps.db, delivery));
     return 'delivered';
   }
+  await deps.delivered?.settled();
   if (result.gone) {
     await removeSubscription(deps.db, delivery.subscriptionId);
     return 'gone';
