@@ -18,6 +18,7 @@ import { statements as notifyHardening } from './migrations/014_notify_hardening
 import { statements as guard } from './migrations/015_guard.js';
 import { statements as ethflow } from './migrations/018_ethflow.js';
 import { statements as feeRecords } from './migrations/019_fee_records.js';
+import { statements as notifyClaims } from './migrations/020_notify_claims.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -45,6 +46,7 @@ export function allMigrations(): Record<string, Migration> {
     '015_guard': fromStatements(guard),
     '018_ethflow': fromStatements(ethflow),
     '019_fee_records': fromStatements(feeRecords),
+    '020_notify_claims': fromStatements(notifyClaims),
   };
 }
 

@@ -1,11 +1,11 @@
 /**
- * Group commit of "delivered": each delivery that succeeded waits until its row is written, as before, but the
- * deliveries that finish while a write is running are written together by the next one (one UPDATE for all of
- * them). A slot is freed, and a success counted, only once its row says `delivered`, so nothing changes for a
- * crash: a delivery whose write did not happen is due again after its lease, as with one write per delivery.
+ * Group commit of "delivered": the successes that come within `maxWaitMs` of the first one (or until `size` of
+ * them are waiting), and those that finish while a write is running, are written together (one UPDATE for all).
+ * `record` resolves once the row says `delivered`; until then the row stays leased (no one else takes it), and a
+ * crash before the write makes it due again after its lease, as a crash between sending and writing always did.
  *
  * @example
- *   const delivered = new DeliveredBatch(db);
+ *   const delivered = new DeliveredBatch(db, { size: 8, maxWaitMs: 5 });
  *   await delivered.record({ notificationId, subscriptionId }); // written (with whatever finished meanwhile)
  *   await delivered.settled(); // no write pending: a later failure is written after every earlier success
  */
@@ -22,14 +22,19 @@ interface Waiting {
 export class DeliveredBatch {
   private waiting: Waiting[] = [];
   private writing: Promise<void> | null = null;
+  private startWriting: (() => void) | null = null;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly options: { size: number; maxWaitMs: number } = { size: 1, maxWaitMs: 0 },
+  ) {}
 
   /** Resolves once the delivery's row is written as delivered; rejects when that write failed. */
   record(key: DeliveryKey): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ key, resolve, reject });
       this.writing ??= this.writeAll();
+      if (this.waiting.length >= this.options.size) this.startWriting?.();
     });
   }
 
@@ -39,8 +44,17 @@ export class DeliveredBatch {
   }
 
   private async writeAll(): Promise<void> {
-    // the deliveries finishing in this turn of the event loop join the first write
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // the successes of the next few milliseconds (at least those of this turn of the event loop) join the first write
+    await new Promise<void>((resolve) => {
+      const go = () => {
+        clearTimeout(timer);
+        this.startWriting = null;
+        resolve();
+      };
+      const timer = setTimeout(go, this.options.maxWaitMs);
+      this.startWriting = go;
+      if (this.waiting.length >= this.options.size) go();
+    });
     while (this.waiting.length > 0) {
       const batch = this.waiting.splice(0);
       try {

@@ -37,7 +37,8 @@ export function breakerFor(policy: BackoffPolicy): BreakerPolicy {
   return { threshold: 3, pauseMs: Math.max(policy.capMs / 2, policy.baseMs), maxPauseMs: policy.capMs * 10 };
 }
 
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+/** `attempted` is called once the channel is done with the delivery (with whether it succeeded), before its outcome is written. */
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, attempted?: (ok: boolean) => void): Promise<AttemptOutcome> {
   const channel = deps.channels.get(delivery.target.channel);
   let result: DeliveryResult;
   if (!channel) result = { ok: false, retryable: true, error: `channel ${delivery.target.channel} is not available on this server` };
@@ -48,6 +49,7 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
       result = { ok: false, retryable: true, error: `delivery failed: ${(err as Error).message}` };
     }
   }
+  attempted?.(result.ok);
   if (result.ok) {
     await (deps.delivered ? deps.delivered.record(delivery) : markDelivered(deps.db, delivery));
     return 'delivered';

@@ -79,18 +79,42 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
   return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease, suspect: Boolean(r.suspect) }));
 }
 
-/** The dispatcher's choice of due rows (CTEs ending in `chosen`): see claimDue. */
+/**
+ * The dispatcher's choice of due rows (CTEs ending in `chosen`): see claimDue. The candidates come from three
+ * places, each read in due order only as far as needed: fresh deliveries to healthy subscriptions, retries, and
+ * the first due delivery of each failing subscription (suspect ones only while `suspectLimit` allows any).
+ */
 function chosenForDispatcher(limit: number, options: ClaimOptions) {
-  const suspect = sql`(d.attempts > 0 or s.consecutive_failures > 0)`;
-  return sql`due as (
-      select d.notification_id, d.subscription_id, d.next_attempt_at, ${suspect} as suspect
+  const open = sql`(s.paused_until is null or s.paused_until <= now())`;
+  const notBusy = sql`not (d.subscription_id = any (${options.busy}::text[]))`;
+  const candidates = options.perSubscription >= limit ? limit : limit * 4;
+  const suspects = options.suspectLimit > 0;
+  return sql`fresh as (
+      select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, false as suspect
       from notification_deliveries d join notification_subscriptions s on s.id = d.subscription_id
-      where d.status = 'pending' and d.next_attempt_at <= now()
-        and (s.paused_until is null or s.paused_until <= now())
-        and not (d.subscription_id = any (${options.busy}::text[]))
-      order by ${suspect}, d.next_attempt_at
+      where d.status = 'pending' and d.attempts = 0 and d.next_attempt_at <= now()
+        and s.consecutive_failures = 0 and ${open} and ${notBusy}
+      order by d.next_attempt_at
+      limit ${candidates}
+      for update of d skip locked),
+    retries as (
+      select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, true as suspect
+      from notification_deliveries d join notification_subscriptions s on s.id = d.subscription_id
+      where ${suspects} and d.status = 'pending' and d.attempts > 0 and d.next_attempt_at <= now() and ${open} and ${notBusy}
+      order by d.next_attempt_at
       limit ${limit * 4}
       for update of d skip locked),
+    failing as (
+      select f.* from notification_subscriptions s cross join lateral (
+        select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, true as suspect
+        from notification_deliveries d
+        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= now()
+        order by d.next_attempt_at
+        limit 1
+        for update of d skip locked) f
+      where ${suspects} and s.consecutive_failures > 0 and ${open} and not (s.id = any (${options.busy}::text[]))),
+    due as (
+      select * from fresh union all select * from retries union all select * from failing),
     numbered as (
       select *, row_number() over (partition by subscription_id order by suspect, next_attempt_at) as nth from due),
     eligible as (
@@ -121,16 +145,19 @@ export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: nu
     id: string; account: Uint8Array; type: string; message: string; metadata: unknown; created_at: Date | string;
     channel: ChannelName; target: string; secret: string | null;
   }>`
-    with ${chosenForDispatcher(limit, options)}
-    update notification_deliveries d
-    set next_attempt_at = ${lease}, attempts = d.attempts + 1
-    from chosen
-      join notifications n on n.id = chosen.notification_id
-      join notification_subscriptions s on s.id = chosen.subscription_id
-    where d.notification_id = chosen.notification_id and d.subscription_id = chosen.subscription_id
-    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, chosen.next_attempt_at::text as due_at,
-      chosen.suspect, d.attempts, d.created_at as d_created,
-      n.id, n.account, n.type, n.message, n.metadata, n.created_at, s.channel, s.target, s.secret`.execute(db);
+    with ${chosenForDispatcher(limit, options)},
+    claimed as (
+      -- by row address: the chosen rows are locked by this statement, so they are where they were read
+      update notification_deliveries d
+      set next_attempt_at = ${lease}, attempts = d.attempts + 1
+      where d.ctid = any (array(select ctid from chosen))
+      returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, d.attempts, d.created_at as d_created)
+    select c.*, chosen.next_attempt_at::text as due_at, chosen.suspect,
+      n.id, n.account, n.type, n.message, n.metadata, n.created_at, s.channel, s.target, s.secret
+    from claimed c
+      join chosen on chosen.notification_id = c.notification_id and chosen.subscription_id = c.subscription_id
+      join notifications n on n.id = c.notification_id
+      join notification_subscriptions s on s.id = c.subscription_id`.execute(db);
   return rows
     .map((r) => ({
       notificationId: r.notification_id,
@@ -197,14 +224,19 @@ export async function markDelivered(db: Kysely<DB>, key: DeliveryKey): Promise<v
   await markDeliveredMany(db, [key]);
 }
 
-/** markDelivered for several deliveries in one statement. */
+/**
+ * markDelivered for several deliveries in one statement. The rows are found through the primary key's first
+ * column; each (notification, subscription) pair is then matched exactly by a length-prefixed key.
+ */
 export async function markDeliveredMany(db: Kysely<DB>, keys: DeliveryKey[]): Promise<void> {
   if (keys.length === 0) return;
+  const pairs = keys.map((k) => `${Buffer.byteLength(k.notificationId)}:${k.notificationId}${k.subscriptionId}`);
   await sql`
     with done as (
       update notification_deliveries d set status = 'delivered', delivered_at = now(), last_error = null
-      from unnest(${keys.map((k) => k.notificationId)}::text[], ${keys.map((k) => k.subscriptionId)}::text[]) as k(notification_id, subscription_id)
-      where d.notification_id = k.notification_id and d.subscription_id = k.subscription_id and d.status in ('pending', 'queued')
+      where d.notification_id = any (${keys.map((k) => k.notificationId)}::text[])
+        and octet_length(d.notification_id) || ':' || d.notification_id || d.subscription_id = any (${pairs}::text[])
+        and d.status in ('pending', 'queued')
       returning d.subscription_id)
     update notification_subscriptions s set consecutive_failures = 0, paused_until = null
     where s.id in (select subscription_id from done) and (s.consecutive_failures > 0 or s.paused_until is not null)`.execute(db);

@@ -10,7 +10,7 @@
  * mid-delivery leaves its rows leased; they are due again when the lease ends.
  *
  * Round trips (issue 19): when running, the dispatcher claims in batches (with what the channels need, in the
- * same statement) into a short ready queue of up to twice `concurrency` leased deliveries, and a freed slot
+ * same statement) into a short ready queue of up to four times `concurrency` leased deliveries, and a freed slot
  * takes the next one that the rules above allow from it; the queue is refilled when half empty. A claimed
  * delivery that has not started is given back (due as before, its attempt not counted) when its subscription
  * fails, when it has waited a third of the lease, and when the dispatcher stops. Successes are written
@@ -70,7 +70,7 @@ export class OutboxDispatcher {
   private readonly delivered: DeliveredBatch;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
-    this.delivered = new DeliveredBatch(options.db);
+    this.delivered = new DeliveredBatch(options.db, { size: options.concurrency, maxWaitMs: 5 });
   }
 
   /** New deliveries may be due: look now. */
@@ -176,7 +176,7 @@ export class OutboxDispatcher {
    */
   private async round(): Promise<number> {
     const { concurrency, leaseMs } = this.options;
-    const capacity = 2 * concurrency;
+    const capacity = 4 * concurrency;
     const stale = Date.now() - leaseMs / 3;
     await this.releaseWaiting((r) => r.claimedAt < stale);
     this.startReady();
@@ -226,10 +226,10 @@ export class OutboxDispatcher {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private async deliver(delivery: Ready): Promise<void> {
+  private async deliver(delivery: Ready, attempted: (ok: boolean) => void): Promise<void> {
     const deps = { db: this.options.db, channels: this.options.channels, policy: this.options.policy, random: this.options.random, delivered: this.delivered };
     try {
-      const outcome = await attemptDelivery(deps, delivery);
+      const outcome = await attemptDelivery(deps, delivery, attempted);
       this.counts[outcome]++;
       if (outcome === 'gone') this.ready = this.ready.filter((r) => r.subscriptionId !== delivery.subscriptionId);
       // its subscription failed: what waits for it goes back, to be claimed again as suspect (or paused)
@@ -240,13 +240,29 @@ export class OutboxDispatcher {
     }
   }
 
+  /**
+   * A delivery holds its slot while its channel works on it. A success frees the slot before its row is written
+   * (written together with others, see DeliveredBatch; the row stays leased until then, so it is never taken
+   * twice, and a crash before the write makes it due again after its lease, as a crash between sending and
+   * writing always did); a failure holds its slot until it is written, with its subscription's waiting claims
+   * given back. Either way the work ends, and `idle()` resolves, only once the outcome is written.
+   */
   private start(delivery: Ready): void {
     const id = `${delivery.notificationId}\u0000${delivery.subscriptionId}`;
     this.inFlight.set(id, { subscriptionId: delivery.subscriptionId, suspect: delivery.suspect });
-    const work: Promise<void> = this.deliver(delivery).finally(() => {
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
       this.inFlight.delete(id);
-      this.running.delete(work);
       this.wakeUp.wake(); // a slot is free
+    };
+    const work: Promise<void> = this.deliver(delivery, (ok) => {
+      // a suspect delivery keeps its subscription's one slot until its outcome is known to the database
+      if (ok && !delivery.suspect) free();
+    }).finally(() => {
+      free();
+      this.running.delete(work);
     });
     this.running.add(work);
   }
