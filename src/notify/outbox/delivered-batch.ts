@@ -23,6 +23,8 @@ export class DeliveredBatch {
   private waiting: Waiting[] = [];
   private writing: Promise<void> | null = null;
   private startWriting: (() => void) | null = null;
+  /** writes of waiting successes done by someone else's statement (writeWith) */
+  private readonly borrowed = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -40,7 +42,23 @@ export class DeliveredBatch {
 
   /** Resolves once no write is pending or running. */
   async settled(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing || this.borrowed.size > 0) await Promise.allSettled([this.writing, ...this.borrowed]);
+  }
+
+  /**
+   * Runs `statement` with the successes waiting now, which it must write as markDeliveredMany does (in a statement
+   * that does other work as well): they resolve with it, or reject when it fails.
+   */
+  async writeWith<T>(statement: (keys: DeliveryKey[]) => Promise<T>): Promise<T> {
+    const batch = this.waiting.splice(0);
+    const run = statement(batch.map((w) => w.key));
+    const done = run.then(
+      () => batch.forEach((w) => w.resolve()),
+      (error: unknown) => batch.forEach((w) => w.reject(error)),
+    );
+    this.borrowed.add(done);
+    void done.finally(() => this.borrowed.delete(done));
+    return run;
   }
 
   private async writeAll(): Promise<void> {

@@ -135,17 +135,21 @@ export interface LoadedClaim extends ClaimedDelivery {
 
 /**
  * claimDue (with the dispatcher's options) and loadDeliveries in one statement: the claimed rows come back with
- * their notification and subscription, fresh ones first, then by when they were due.
+ * their notification and subscription, fresh ones first, then by when they were due. `delivered` are written as
+ * markDeliveredMany does, in the same statement.
  */
-export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: number, options: ClaimOptions): Promise<LoadedClaim[]> {
-  if (limit <= 0) return [];
+export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: number, options: ClaimOptions, delivered: DeliveryKey[] = []): Promise<LoadedClaim[]> {
+  if (limit <= 0) {
+    await markDeliveredMany(db, delivered);
+    return [];
+  }
   const lease = sql`now() + make_interval(secs => ${leaseMs / 1000})`;
   const { rows } = await sql<{
     notification_id: string; subscription_id: string; lease: string; due_at: string; suspect: boolean; attempts: number; d_created: Date | string;
     id: string; account: Uint8Array; type: string; message: string; metadata: unknown; created_at: Date | string;
     channel: ChannelName; target: string; secret: string | null;
   }>`
-    with ${chosenForDispatcher(limit, options)},
+    with ${delivered.length > 0 ? sql`${deliveredCtes(delivered)},` : sql``} ${chosenForDispatcher(limit, options)},
     claimed as (
       -- by row address: the chosen rows are locked by this statement, so they are where they were read
       update notification_deliveries d
@@ -230,16 +234,21 @@ export async function markDelivered(db: Kysely<DB>, key: DeliveryKey): Promise<v
  */
 export async function markDeliveredMany(db: Kysely<DB>, keys: DeliveryKey[]): Promise<void> {
   if (keys.length === 0) return;
+  await sql`with ${deliveredCtes(keys)} select 1`.execute(db);
+}
+
+/** markDeliveredMany as CTEs (`delivered`, `breakers_closed`) to lead another statement. */
+function deliveredCtes(keys: DeliveryKey[]) {
   const pairs = keys.map((k) => `${Buffer.byteLength(k.notificationId)}:${k.notificationId}${k.subscriptionId}`);
-  await sql`
-    with done as (
+  return sql`delivered as (
       update notification_deliveries d set status = 'delivered', delivered_at = now(), last_error = null
       where d.notification_id = any (${keys.map((k) => k.notificationId)}::text[])
         and octet_length(d.notification_id) || ':' || d.notification_id || d.subscription_id = any (${pairs}::text[])
         and d.status in ('pending', 'queued')
-      returning d.subscription_id)
-    update notification_subscriptions s set consecutive_failures = 0, paused_until = null
-    where s.id in (select subscription_id from done) and (s.consecutive_failures > 0 or s.paused_until is not null)`.execute(db);
+      returning d.subscription_id),
+    breakers_closed as (
+      update notification_subscriptions s set consecutive_failures = 0, paused_until = null
+      where s.id in (select subscription_id from delivered) and (s.consecutive_failures > 0 or s.paused_until is not null))`;
 }
 
 /** The circuit breaker of each subscription: after this many failed attempts in a row its deliveries pause. */

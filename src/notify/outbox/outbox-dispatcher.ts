@@ -70,7 +70,7 @@ export class OutboxDispatcher {
   private readonly delivered: DeliveredBatch;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
-    this.delivered = new DeliveredBatch(options.db, { size: options.concurrency, maxWaitMs: 5 });
+    this.delivered = new DeliveredBatch(options.db, { size: 2 * options.concurrency, maxWaitMs: 5 });
   }
 
   /** New deliveries may be due: look now. */
@@ -151,7 +151,8 @@ export class OutboxDispatcher {
       busy.add(r.subscriptionId);
     }
     const suspectLimit = Math.max(0, concurrency - reservedSlots(concurrency) - suspectActive - suspectWaiting);
-    const claims = await claimDeliveries(this.options.db, limit, leaseMs, { busy: [...busy], perSubscription, suspectLimit });
+    // the successes waiting to be written go with the claim
+    const claims = await this.delivered.writeWith((delivered) => claimDeliveries(this.options.db, limit, leaseMs, { busy: [...busy], perSubscription, suspectLimit }, delivered));
     const now = Date.now();
     this.ready.push(...claims.map((c) => ({ ...c, claimedAt: now })));
     this.ready.sort(claimOrder);
