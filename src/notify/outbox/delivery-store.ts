@@ -64,19 +64,29 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
     from chosen where d.notification_id = chosen.notification_id and d.subscription_id = chosen.subscription_id
     returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, chosen.suspect`
     : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
-    with due as (
-      select d.notification_id, d.subscription_id from notification_deliveries d
-      where d.status in ('pending', 'queued') and d.next_attempt_at <= now()
-        and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
-      order by d.next_attempt_at
-      limit ${limit}
-      for update of d skip locked)
+    with fresh as (${relayCandidates(sql`d.status = 'pending' and d.attempts = 0`, limit)}),
+    retries as (${relayCandidates(sql`d.status = 'pending' and d.attempts > 0`, limit)}),
+    queued as (${relayCandidates(sql`d.status = 'queued'`, limit)}),
+    due as (
+      select notification_id, subscription_id from (select * from fresh union all select * from retries union all select * from queued) candidates
+      order by next_attempt_at
+      limit ${limit})
     update notification_deliveries d
     set next_attempt_at = ${lease}, attempts = d.attempts + 1
     from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
     returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, false as suspect`;
   const { rows } = await query.execute(db);
   return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease, suspect: Boolean(r.suspect) }));
+}
+
+/** The relay's due rows of one kind (fresh, retry or queued: each has its partial index in due order). */
+function relayCandidates(kind: ReturnType<typeof sql>, limit: number) {
+  return sql`select d.notification_id, d.subscription_id, d.next_attempt_at from notification_deliveries d
+    where ${kind} and d.next_attempt_at <= now()
+      and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
+    order by d.next_attempt_at
+    limit ${limit}
+    for update of d skip locked`;
 }
 
 /**

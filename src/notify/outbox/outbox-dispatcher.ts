@@ -70,7 +70,7 @@ export class OutboxDispatcher {
   private readonly delivered: DeliveredBatch;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
-    this.delivered = new DeliveredBatch(options.db, { size: 2 * options.concurrency, maxWaitMs: 5 });
+    this.delivered = new DeliveredBatch(options.db, { size: 2 * options.concurrency, maxWaitMs: 25 });
   }
 
   /** New deliveries may be due: look now. */
