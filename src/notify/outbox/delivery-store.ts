@@ -238,23 +238,22 @@ export async function markDelivered(db: Kysely<DB>, key: DeliveryKey): Promise<v
   await markDeliveredMany(db, [key]);
 }
 
-/**
- * markDelivered for several deliveries in one statement. The rows are found through the primary key's first
- * column; each (notification, subscription) pair is then matched exactly by a length-prefixed key.
- */
+/** markDelivered for several deliveries in one statement. */
 export async function markDeliveredMany(db: Kysely<DB>, keys: DeliveryKey[]): Promise<void> {
   if (keys.length === 0) return;
   await sql`with ${deliveredCtes(keys)} select 1`.execute(db);
 }
 
-/** markDeliveredMany as CTEs (`delivered`, `breakers_closed`) to lead another statement. */
+/**
+ * markDeliveredMany as CTEs (`delivered`, `breakers_closed`) to lead another statement. The pairs are joined
+ * to the primary key (without statistics, PGlite's planner would read `notification_id = any(...)` as a share of
+ * the whole table and scan it all).
+ */
 function deliveredCtes(keys: DeliveryKey[]) {
-  const pairs = keys.map((k) => `${Buffer.byteLength(k.notificationId)}:${k.notificationId}${k.subscriptionId}`);
   return sql`delivered as (
       update notification_deliveries d set status = 'delivered', delivered_at = now(), last_error = null
-      where d.notification_id = any (${keys.map((k) => k.notificationId)}::text[])
-        and octet_length(d.notification_id) || ':' || d.notification_id || d.subscription_id = any (${pairs}::text[])
-        and d.status in ('pending', 'queued')
+      from unnest(${keys.map((k) => k.notificationId)}::text[], ${keys.map((k) => k.subscriptionId)}::text[]) as k(notification_id, subscription_id)
+      where d.notification_id = k.notification_id and d.subscription_id = k.subscription_id and d.status in ('pending', 'queued')
       returning d.subscription_id),
     breakers_closed as (
       update notification_subscriptions s set consecutive_failures = 0, paused_until = null
