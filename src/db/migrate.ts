@@ -21,6 +21,7 @@ import { statements as notifyHardening } from './migrations/014_notify_hardening
 import { statements as guard } from './migrations/015_guard.js';
 import { statements as ethflow } from './migrations/018_ethflow.js';
 import { statements as feeRecords } from './migrations/019_fee_records.js';
+import { statements as notifyClaims } from './migrations/020_notify_claims.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -48,6 +49,7 @@ export function migrationStatements(): Record<string, string[]> {
     '015_guard': guard,
     '018_ethflow': ethflow,
     '019_fee_records': feeRecords,
+    '020_notify_claims': notifyClaims,
   };
 }
 

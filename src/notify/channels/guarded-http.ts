@@ -70,17 +70,45 @@ function readBody(res: IncomingMessage, maxBytes: number): Promise<string> {
 
 export async function guardedRequest(url: URL, init: GuardedRequestInit, options: GuardedRequestOptions): Promise<GuardedOutcome> {
   const host = hostOf(url);
-  const deadline = AbortSignal.timeout(options.timeoutMs);
-  let addresses: ResolvedAddress[];
-  const timedOut = new Promise<'timeout'>((resolve) => deadline.addEventListener('abort', () => resolve('timeout'), { once: true }));
+  // one deadline for everything: a plain timer (an AbortSignal per request cost more than signing it)
+  let expired = false;
+  let onDeadline: () => void = () => {};
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    onDeadline = () => resolve('timeout');
+  });
+  const deadline = setTimeout(() => {
+    expired = true;
+    onDeadline();
+  }, options.timeoutMs);
   try {
-    const resolved = await Promise.race([resolveTargetHost(host, { allowPrivate: options.allowPrivate, resolve: options.resolve }), timedOut]);
-    if (resolved === 'timeout') return { kind: 'timeout', error: `${host} did not resolve within ${options.timeoutMs} ms` };
-    addresses = resolved;
-  } catch (error) {
-    if (error instanceof TargetAddressError) return { kind: 'refused', error };
-    throw error;
+    let addresses: ResolvedAddress[];
+    try {
+      const resolved = await Promise.race([resolveTargetHost(host, { allowPrivate: options.allowPrivate, resolve: options.resolve }), timedOut]);
+      if (resolved === 'timeout') return { kind: 'timeout', error: `${host} did not resolve within ${options.timeoutMs} ms` };
+      addresses = resolved;
+    } catch (error) {
+      if (error instanceof TargetAddressError) return { kind: 'refused', error };
+      throw error;
+    }
+    if (expired) return { kind: 'timeout', error: `${host} did not resolve within ${options.timeoutMs} ms` };
+    return await send(url, init, options, host, addresses, (cut) => {
+      onDeadline = cut;
+    }, () => expired);
+  } finally {
+    clearTimeout(deadline);
   }
+}
+
+/** The request itself, to pinned addresses; `atDeadline` registers what cuts it when the deadline passes. */
+async function send(
+  url: URL,
+  init: GuardedRequestInit,
+  options: GuardedRequestOptions,
+  host: string,
+  addresses: ResolvedAddress[],
+  atDeadline: (cut: () => void) => void,
+  expired: () => boolean,
+): Promise<GuardedOutcome> {
   const requestOptions: RequestOptions = {
     method: init.method,
     hostname: host,
@@ -88,21 +116,22 @@ export async function guardedRequest(url: URL, init: GuardedRequestInit, options
     path: `${url.pathname}${url.search}`,
     headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) },
     lookup: pinnedLookup(addresses),
-    signal: deadline,
     agent: options.agents ? (url.protocol === 'https:' ? options.agents.https : options.agents.http) : false,
   };
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const start = url.protocol === 'https:' ? httpsRequest : httpRequest;
   let phase: { name: string; ms: number } | null = null;
   let phaseTimer: NodeJS.Timeout | undefined;
   try {
     return await new Promise<GuardedOutcome>((resolve, reject) => {
-      const req = send(requestOptions, (res) => {
+      const req = start(requestOptions, (res) => {
         clearTimeout(phaseTimer);
+        atDeadline(() => res.destroy(new Error('deadline')));
         readBody(res, options.maxResponseBytes ?? 65_536).then(
           (body) => resolve({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body }),
           reject,
         );
       });
+      atDeadline(() => req.destroy(new Error('deadline')));
       // the short phases: a host that does not connect, or connects and does not answer, frees its slot early
       const startPhase = (name: string, ms: number | undefined) => {
         clearTimeout(phaseTimer);
@@ -124,7 +153,7 @@ export async function guardedRequest(url: URL, init: GuardedRequestInit, options
       req.end(init.body);
     });
   } catch (error) {
-    if (deadline.aborted) return { kind: 'timeout', error: `${host} did not answer within ${options.timeoutMs} ms` };
+    if (expired()) return { kind: 'timeout', error: `${host} did not answer within ${options.timeoutMs} ms` };
     const timedOutPhase = phase as { name: string; ms: number } | null;
     if (timedOutPhase) return { kind: 'timeout', error: `${host} did not ${timedOutPhase.name === 'connect' ? 'accept a connection' : 'start answering'} within ${timedOutPhase.ms} ms` };
     const code = (error as NodeJS.ErrnoException).code;

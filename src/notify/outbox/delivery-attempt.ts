@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChannelName, DeliveryResult, NotificationChannel } from '../channels/channel.js';
 import { fullJitterDelay, type BackoffPolicy } from './backoff.js';
-import { markDelivered, markFailed, removeSubscription, type BreakerPolicy, type ClaimedDelivery } from './delivery-store.js';
+import { markDelivered, markFailed, removeSubscription, type BreakerPolicy, type ClaimedDelivery, type DeliveryKey } from './delivery-store.js';
 
 export interface DeliveryPolicy extends BackoffPolicy {
   maxAgeMs: number;
@@ -20,6 +20,11 @@ export interface AttemptDeps {
   policy: DeliveryPolicy;
   random?: () => number;
   now?: () => number;
+  /**
+   * Writes a success (default: markDelivered, one statement each); the dispatcher passes its DeliveredBatch.
+   * A failure is written only once `settled` resolves, so it never lands before an earlier success.
+   */
+  delivered?: { record(key: DeliveryKey): Promise<void>; settled(): Promise<void> };
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'gone';
@@ -32,7 +37,8 @@ export function breakerFor(policy: BackoffPolicy): BreakerPolicy {
   return { threshold: 3, pauseMs: Math.max(policy.capMs / 2, policy.baseMs), maxPauseMs: policy.capMs * 10 };
 }
 
-export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+/** `attempted` is called once the channel is done with the delivery (with whether it succeeded), before its outcome is written. */
+export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelivery, attempted?: (ok: boolean) => void): Promise<AttemptOutcome> {
   const channel = deps.channels.get(delivery.target.channel);
   let result: DeliveryResult;
   if (!channel) result = { ok: false, retryable: true, error: `channel ${delivery.target.channel} is not available on this server` };
@@ -43,10 +49,12 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: ClaimedDelive
       result = { ok: false, retryable: true, error: `delivery failed: ${(err as Error).message}` };
     }
   }
+  attempted?.(result.ok);
   if (result.ok) {
-    await markDelivered(deps.db, delivery);
+    await (deps.delivered ? deps.delivered.record(delivery) : markDelivered(deps.db, delivery));
     return 'delivered';
   }
+  await deps.delivered?.settled();
   if (result.gone) {
     await removeSubscription(deps.db, delivery.subscriptionId);
     return 'gone';

@@ -56,18 +56,75 @@ export interface ClaimedKey extends LeasedKey {
 export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedKey[]> {
   if (limit <= 0) return [];
   const lease = sql`now() + make_interval(secs => ${leaseMs / 1000})`;
-  const suspect = sql`(d.attempts > 0 or s.consecutive_failures > 0)`;
   const query = options
     ? sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
-    with due as (
-      select d.notification_id, d.subscription_id, d.next_attempt_at, ${suspect} as suspect
+    with ${chosenForDispatcher(limit, options)}
+    update notification_deliveries d
+    set next_attempt_at = ${lease}, attempts = d.attempts + 1
+    from chosen where d.notification_id = chosen.notification_id and d.subscription_id = chosen.subscription_id
+    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, chosen.suspect`
+    : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
+    with fresh as (${relayCandidates(sql`d.status = 'pending' and d.attempts = 0`, limit)}),
+    retries as (${relayCandidates(sql`d.status = 'pending' and d.attempts > 0`, limit)}),
+    queued as (${relayCandidates(sql`d.status = 'queued'`, limit)}),
+    due as (
+      select notification_id, subscription_id from (select * from fresh union all select * from retries union all select * from queued) candidates
+      order by next_attempt_at
+      limit ${limit})
+    update notification_deliveries d
+    set next_attempt_at = ${lease}, attempts = d.attempts + 1
+    from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
+    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, false as suspect`;
+  const { rows } = await query.execute(db);
+  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease, suspect: Boolean(r.suspect) }));
+}
+
+/** The relay's due rows of one kind (fresh, retry or queued: each has its partial index in due order). */
+function relayCandidates(kind: ReturnType<typeof sql>, limit: number) {
+  return sql`select d.notification_id, d.subscription_id, d.next_attempt_at from notification_deliveries d
+    where ${kind} and d.next_attempt_at <= now()
+      and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
+    order by d.next_attempt_at
+    limit ${limit}
+    for update of d skip locked`;
+}
+
+/**
+ * The dispatcher's choice of due rows (CTEs ending in `chosen`): see claimDue. The candidates come from three
+ * places, each read in due order only as far as needed: fresh deliveries to healthy subscriptions, retries, and
+ * the first due delivery of each failing subscription (suspect ones only while `suspectLimit` allows any).
+ */
+function chosenForDispatcher(limit: number, options: ClaimOptions) {
+  const open = sql`(s.paused_until is null or s.paused_until <= now())`;
+  const notBusy = sql`not (d.subscription_id = any (${options.busy}::text[]))`;
+  const candidates = options.perSubscription >= limit ? limit : limit * 4;
+  const suspects = options.suspectLimit > 0;
+  return sql`fresh as (
+      select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, false as suspect
       from notification_deliveries d join notification_subscriptions s on s.id = d.subscription_id
-      where d.status = 'pending' and d.next_attempt_at <= now()
-        and (s.paused_until is null or s.paused_until <= now())
-        and not (d.subscription_id = any (${options.busy}::text[]))
-      order by ${suspect}, d.next_attempt_at
+      where d.status = 'pending' and d.attempts = 0 and d.next_attempt_at <= now()
+        and s.consecutive_failures = 0 and ${open} and ${notBusy}
+      order by d.next_attempt_at
+      limit ${candidates}
+      for update of d skip locked),
+    retries as (
+      select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, true as suspect
+      from notification_deliveries d join notification_subscriptions s on s.id = d.subscription_id
+      where ${suspects} and d.status = 'pending' and d.attempts > 0 and d.next_attempt_at <= now() and ${open} and ${notBusy}
+      order by d.next_attempt_at
       limit ${limit * 4}
       for update of d skip locked),
+    failing as (
+      select f.* from notification_subscriptions s cross join lateral (
+        select d.ctid, d.notification_id, d.subscription_id, d.next_attempt_at, true as suspect
+        from notification_deliveries d
+        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= now()
+        order by d.next_attempt_at
+        limit 1
+        for update of d skip locked) f
+      where ${suspects} and s.consecutive_failures > 0 and ${open} and not (s.id = any (${options.busy}::text[]))),
+    due as (
+      select * from fresh union all select * from retries union all select * from failing),
     numbered as (
       select *, row_number() over (partition by subscription_id order by suspect, next_attempt_at) as nth from due),
     eligible as (
@@ -75,25 +132,81 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number, o
     ranked as (
       select *, row_number() over (partition by suspect order by next_attempt_at) as rank from eligible),
     chosen as (
-      select * from ranked where not suspect or rank <= ${options.suspectLimit} order by suspect, next_attempt_at limit ${limit})
+      select * from ranked where not suspect or rank <= ${options.suspectLimit} order by suspect, next_attempt_at limit ${limit})`;
+}
+
+/** A claimed delivery with what its channel needs, and what it takes to give it back unstarted. */
+export interface LoadedClaim extends ClaimedDelivery {
+  lease: string;
+  suspect: boolean;
+  /** when it was due before the claim (text: microseconds kept), restored when it is released unstarted */
+  dueAt: string;
+}
+
+/**
+ * claimDue (with the dispatcher's options) and loadDeliveries in one statement: the claimed rows come back with
+ * their notification and subscription, fresh ones first, then by when they were due. `delivered` are written as
+ * markDeliveredMany does, in the same statement.
+ */
+export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: number, options: ClaimOptions, delivered: DeliveryKey[] = []): Promise<LoadedClaim[]> {
+  if (limit <= 0) {
+    await markDeliveredMany(db, delivered);
+    return [];
+  }
+  const lease = sql`now() + make_interval(secs => ${leaseMs / 1000})`;
+  const { rows } = await sql<{
+    notification_id: string; subscription_id: string; lease: string; due_at: string; suspect: boolean; attempts: number; d_created: Date | string;
+    id: string; account: Uint8Array; type: string; message: string; metadata: unknown; created_at: Date | string;
+    channel: ChannelName; target: string; secret: string | null;
+  }>`
+    with ${delivered.length > 0 ? sql`${deliveredCtes(delivered)},` : sql``} ${chosenForDispatcher(limit, options)},
+    claimed as (
+      -- by row address: the chosen rows are locked by this statement, so they are where they were read
+      update notification_deliveries d
+      set next_attempt_at = ${lease}, attempts = d.attempts + 1
+      where d.ctid = any (array(select ctid from chosen))
+      returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, d.attempts, d.created_at as d_created)
+    select c.*, chosen.next_attempt_at::text as due_at, chosen.suspect,
+      n.id, n.account, n.type, n.message, n.metadata, n.created_at, s.channel, s.target, s.secret
+    from claimed c
+      join chosen on chosen.notification_id = c.notification_id and chosen.subscription_id = c.subscription_id
+      join notifications n on n.id = c.notification_id
+      join notification_subscriptions s on s.id = c.subscription_id`.execute(db);
+  return rows
+    .map((r) => ({
+      notificationId: r.notification_id,
+      subscriptionId: r.subscription_id,
+      attempts: Number(r.attempts),
+      createdAt: new Date(r.d_created),
+      notification: rowToOutgoing(r),
+      target: { subscriptionId: r.subscription_id, channel: r.channel, target: r.target, secret: r.secret },
+      lease: r.lease,
+      suspect: Boolean(r.suspect),
+      dueAt: r.due_at,
+    }))
+    .sort(claimOrder);
+}
+
+/** Fresh first, then by when they were due (timestamptz text in one zone sorts as time). */
+export function claimOrder(a: { suspect: boolean; dueAt: string }, b: { suspect: boolean; dueAt: string }): number {
+  if (a.suspect !== b.suspect) return a.suspect ? 1 : -1;
+  return a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0;
+}
+
+/**
+ * Gives back claimed deliveries that were never started: due again when they were due before, their attempt
+ * not counted. Only a row still under this claim's lease is touched (a row whose lease ran out may be someone
+ * else's now).
+ */
+export async function releaseClaims(db: Kysely<DB>, claims: Array<Pick<LoadedClaim, 'notificationId' | 'subscriptionId' | 'lease' | 'dueAt'>>): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`
     update notification_deliveries d
-    set next_attempt_at = ${lease}, attempts = d.attempts + 1
-    from chosen where d.notification_id = chosen.notification_id and d.subscription_id = chosen.subscription_id
-    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, chosen.suspect`
-    : sql<{ notification_id: string; subscription_id: string; lease: string; suspect: boolean }>`
-    with due as (
-      select d.notification_id, d.subscription_id from notification_deliveries d
-      where d.status in ('pending', 'queued') and d.next_attempt_at <= now()
-        and not exists (select 1 from notification_subscriptions s where s.id = d.subscription_id and s.paused_until > now())
-      order by d.next_attempt_at
-      limit ${limit}
-      for update of d skip locked)
-    update notification_deliveries d
-    set next_attempt_at = ${lease}, attempts = d.attempts + 1
-    from due where d.notification_id = due.notification_id and d.subscription_id = due.subscription_id
-    returning d.notification_id, d.subscription_id, d.next_attempt_at::text as lease, false as suspect`;
-  const { rows } = await query.execute(db);
-  return rows.map((r) => ({ notificationId: r.notification_id, subscriptionId: r.subscription_id, lease: r.lease, suspect: Boolean(r.suspect) }));
+    set next_attempt_at = k.due_at::timestamptz, attempts = greatest(d.attempts - 1, 0)
+    from unnest(${claims.map((c) => c.notificationId)}::text[], ${claims.map((c) => c.subscriptionId)}::text[],
+      ${claims.map((c) => c.lease)}::text[], ${claims.map((c) => c.dueAt)}::text[]) as k(notification_id, subscription_id, lease, due_at)
+    where d.notification_id = k.notification_id and d.subscription_id = k.subscription_id
+      and d.status = 'pending' and d.next_attempt_at = k.lease::timestamptz`.execute(db);
 }
 
 /** What the channels need for these deliveries (deliveries whose subscription is gone are left out). */
@@ -122,13 +235,29 @@ export async function loadDeliveries(db: Kysely<DB>, keys: DeliveryKey[]): Promi
 
 /** Delivered: the subscription's circuit breaker closes (in the same statement, written only when it was open). */
 export async function markDelivered(db: Kysely<DB>, key: DeliveryKey): Promise<void> {
-  await sql`
-    with done as (
-      update notification_deliveries set status = 'delivered', delivered_at = now(), last_error = null
-      where notification_id = ${key.notificationId} and subscription_id = ${key.subscriptionId} and status in ('pending', 'queued')
-      returning subscription_id)
-    update notification_subscriptions s set consecutive_failures = 0, paused_until = null
-    from done where s.id = done.subscription_id and (s.consecutive_failures > 0 or s.paused_until is not null)`.execute(db);
+  await markDeliveredMany(db, [key]);
+}
+
+/** markDelivered for several deliveries in one statement. */
+export async function markDeliveredMany(db: Kysely<DB>, keys: DeliveryKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  await sql`with ${deliveredCtes(keys)} select 1`.execute(db);
+}
+
+/**
+ * markDeliveredMany as CTEs (`delivered`, `breakers_closed`) to lead another statement. The pairs are joined
+ * to the primary key (without statistics, PGlite's planner would read `notification_id = any(...)` as a share of
+ * the whole table and scan it all).
+ */
+function deliveredCtes(keys: DeliveryKey[]) {
+  return sql`delivered as (
+      update notification_deliveries d set status = 'delivered', delivered_at = now(), last_error = null
+      from unnest(${keys.map((k) => k.notificationId)}::text[], ${keys.map((k) => k.subscriptionId)}::text[]) as k(notification_id, subscription_id)
+      where d.notification_id = k.notification_id and d.subscription_id = k.subscription_id and d.status in ('pending', 'queued')
+      returning d.subscription_id),
+    breakers_closed as (
+      update notification_subscriptions s set consecutive_failures = 0, paused_until = null
+      where s.id in (select subscription_id from delivered) and (s.consecutive_failures > 0 or s.paused_until is not null))`;
 }
 
 /** The circuit breaker of each subscription: after this many failed attempts in a row its deliveries pause. */

@@ -174,7 +174,7 @@ for (const engine of await engines()) {
         await until('the healthy delivery done while the tarpit holds its slot', async () => channel.delivered.includes('n-200'));
         // concurrency 4: one subscription never takes the slot kept for fresh deliveries to others
         assert.ok(calls['http://tarpit']! <= 3, `the tarpit holds ${calls['http://tarpit']} slots`);
-        // the healthy worker records its outcome after the delivery returns, then frees its slot
+        // the healthy worker frees its slot once its delivery returns (its success is written with others)
         await until('only the tarpit holds slots', async () => d.active === calls['http://tarpit']);
         for (const release of held.splice(0)) release();
         await until('the backlog drains once the receiver answers', async () => {
@@ -223,6 +223,41 @@ for (const engine of await engines()) {
         await d.dispatchOnce();
         const closed = await db.db.selectFrom('notification_subscriptions').select(['consecutive_failures', 'paused_until']).where('id', '=', 'sub_down').executeTakeFirstOrThrow();
         assert.deepEqual(closed, { consecutive_failures: 0, paused_until: null });
+      } finally {
+        await db.dispose();
+      }
+    });
+
+    it('claims made ahead and never started are given back when their subscription fails: attempts count only real attempts', async () => {
+      const db = await engine.open();
+      try {
+        await migrateToLatest(db.db);
+        const downAccount = `0x${'d1'.repeat(20)}` as Address;
+        await insertSubscription(db.db, { id: 'sub_down', account: downAccount, channel: 'webhook', target: 'http://down', types: null, secret: 'whsec_x' });
+        const calls = new Map<string, number>();
+        const channel = new TestChannel();
+        channel.deliver = async (n: OutgoingNotification) => {
+          calls.set(n.id, (calls.get(n.id) ?? 0) + 1);
+          return { ok: false, retryable: true, error: 'HTTP 503 from down' };
+        };
+        // retries and breaker pauses of minutes: every attempt in the test is a first one
+        const d = new OutboxDispatcher({
+          db: db.db, channels: new Map<ChannelName, NotificationChannel>([['webhook', channel]]), policy: { baseMs: 60_000, capMs: 600_000, maxAgeMs: 3_600_000 },
+          leaseMs: 30_000, pollIntervalMs: 20, concurrency: 4, random: () => 0.99,
+        });
+        await produce(db, Array.from({ length: 10 }, (_, i) => notification(500 + i, downAccount)));
+        const abort = new AbortController();
+        const running = d.run(abort.signal);
+        await until('the breaker opens', async () => (await db.db.selectFrom('notification_subscriptions').select('paused_until').executeTakeFirstOrThrow()).paused_until !== null);
+        abort.abort();
+        await running;
+        const rows = await db.db.selectFrom('notification_deliveries').select(['notification_id', 'attempts', 'status', 'next_attempt_at']).execute();
+        assert.equal(rows.length, 10);
+        for (const row of rows) assert.equal(row.attempts, calls.get(row.notification_id) ?? 0, `${row.notification_id}: attempts as made`);
+        assert.ok(calls.size >= 1 && calls.size < 10, `some were attempted, the rest were never sent (${calls.size})`);
+        // the ones never sent are pending and due (their claim gave back), not leased for 30 s
+        const untouched = rows.filter((r) => !calls.has(r.notification_id));
+        assert.ok(untouched.every((r) => r.status === 'pending' && new Date(r.next_attempt_at).getTime() <= Date.now()), 'given back, due as before');
       } finally {
         await db.dispose();
       }
