@@ -23,6 +23,18 @@ for (const root of ['src', 'test']) {
 files.sort();
 if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
 
+// node's runner silently leaves out suites declared after a top-level await that follows the file's first suite:
+// refuse such a file rather than report its missing tests as passed
+const lateAwaits = files.filter((f) => {
+  const lines = readFileSync(f, 'utf8').split('\n');
+  const first = lines.findIndex((l) => /^(describe|it|test)\(/.test(l));
+  return first >= 0 && lines.slice(first + 1).some((l) => /^[^\s/*].*\bawait\b/.test(l));
+});
+if (lateAwaits.length > 0) {
+  console.error(`a top-level await after the first describe/it (its later suites would never run): ${lateAwaits.join(', ')}`);
+  process.exit(1);
+}
+
 if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
   const tc = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
   if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }

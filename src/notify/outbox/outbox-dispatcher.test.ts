@@ -72,6 +72,9 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20
   }
 }
 
+// every top-level await comes before the first describe: node's runner does not run suites declared after one
+const ENGINES = await engines();
+
 describe('backoff with full jitter', () => {
   it('doubles from the base up to the cap, jittered over [0, ceiling)', () => {
     const policy = { baseMs: 1000, capMs: 60_000 };
@@ -81,7 +84,7 @@ describe('backoff with full jitter', () => {
   });
 });
 
-for (const engine of await engines()) {
+for (const engine of ENGINES) {
   describe(`notification outbox (${engine.engine})`, { skip: engine.skip }, () => {
     it('deliveries are written with the notification, only for matching subscriptions, and producing twice stores once', async () => {
       const db = await engine.open();
