@@ -30,6 +30,8 @@ describe('a placed order starts an auction on the current head (issue 15, point 
     const loop = () => app.auctionLoops.get(network.name) ?? null;
     await waitFor('the node\'s auction loop', () => loop());
     await t.rpc('evm_setIntervalMining', [0]);
+    // a head the loop surely sees (the one before the pause may have come before the loop listened for blocks)
+    await t.rpc('evm_mine', []);
     const head = await network.client.getBlockNumber({ cacheTime: 0 });
     await waitFor('the loop done with the head', async () => {
       const last = loop()!.last;
