@@ -215,9 +215,12 @@ describe('notifications API and webhook delivery (real node)', () => {
     assert.equal(cancelled.metadata.orderId, uid);
     assert.match(head, /^Subject: Order cancelled: Your order to sell 0\.01 WETH .* was cancelled on devnet$/m);
     assert.ok(head.includes(`X-Batchbook-Notification-ID: ${cancelled.id}`), head);
-    const list = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
+    // the outbox writes "delivered" in a group commit just after the send: the delivery is pending until then
+    const list = await waitFor('the delivery recorded', async () => {
+      const body = (await call(app.baseUrl, 'GET', `/accounts/${owner.address}/subscriptions`)).body;
+      return body[0].pendingDeliveries === 0 ? body : null;
+    });
     assert.equal(list[0].lastError, null);
-    assert.equal(list[0].pendingDeliveries, 0);
   });
 
   it('GET /notifications/vapid-public-key', async () => {
