@@ -174,12 +174,7 @@ export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: nu
       join notification_subscriptions s on s.id = c.subscription_id`.execute(db);
   return rows
     .map((r) => ({
-      notificationId: r.notification_id,
-      subscriptionId: r.subscription_id,
-      attempts: Number(r.attempts),
-      createdAt: new Date(r.d_created),
-      notification: rowToOutgoing(r),
-      target: { subscriptionId: r.subscription_id, channel: r.channel, target: r.target, secret: r.secret },
+      ...claimedDeliveryOf(r),
       lease: r.lease,
       suspect: Boolean(r.suspect),
       dueAt: r.due_at,
@@ -223,14 +218,24 @@ export async function loadDeliveries(db: Kysely<DB>, keys: DeliveryKey[]): Promi
     join notifications n on n.id = d.notification_id
     join notification_subscriptions s on s.id = d.subscription_id
     where (d.notification_id, d.subscription_id) in (${sql.join(keys.map((k) => sql`(${k.notificationId}, ${k.subscriptionId})`))})`.execute(db);
-  return rows.map((r) => ({
+  return rows.map(claimedDeliveryOf);
+}
+
+/** A delivery row joined to its notification and subscription, as the channels take it. */
+type DeliveryRow = Parameters<typeof rowToOutgoing>[0] & {
+  notification_id: string; subscription_id: string; attempts: number; d_created: Date | string;
+  channel: ChannelName; target: string; secret: string | null;
+};
+
+function claimedDeliveryOf(r: DeliveryRow): ClaimedDelivery {
+  return {
     notificationId: r.notification_id,
     subscriptionId: r.subscription_id,
     attempts: Number(r.attempts),
     createdAt: new Date(r.d_created),
     notification: rowToOutgoing(r),
     target: { subscriptionId: r.subscription_id, channel: r.channel, target: r.target, secret: r.secret },
-  }));
+  };
 }
 
 /** Delivered: the subscription's circuit breaker closes (in the same statement, written only when it was open). */

@@ -2,7 +2,7 @@
  * Storage of orders: inserts, and reads that come back with what the chain has said about them (executed
  * amounts from indexed trades, on-chain invalidation, the latest presignature) in the same query.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type Selectable, type Transaction } from 'kysely';
 import type { Address, Hex } from 'viem';
 import type { Insertable } from 'kysely';
 import type { DB, OrdersTable } from '../../db/schema.js';
@@ -225,13 +225,7 @@ export class OrderRepository {
           )
           .returning('order_uid'),
       )
-      .with('e', (qb) =>
-        qb
-          .insertInto('order_events')
-          .columns(['chain_id', 'order_uid', 'label', 'reason'])
-          .expression((eb) => eb.selectFrom('o').select(['o.chain_id', 'o.uid', sql.lit('created').as('label'), sql.lit(null).as('reason')]))
-          .returning('order_uid'),
-      )
+      .with('e', createdEvents)
       .selectFrom('o')
       .select('o.uid')
       .executeTakeFirst();
@@ -266,13 +260,7 @@ export class OrderRepository {
           )
           .returning('order_uid'),
       )
-      .with('e', (qb) =>
-        qb
-          .insertInto('order_events')
-          .columns(['chain_id', 'order_uid', 'label', 'reason'])
-          .expression((eb) => eb.selectFrom('o').select(['o.chain_id', 'o.uid', sql.lit('created').as('label'), sql.lit(null).as('reason')]))
-          .returning('order_uid'),
-      )
+      .with('e', createdEvents)
       .selectFrom('o')
       .select(['o.chain_id', 'o.uid'])
       .execute();
@@ -373,6 +361,15 @@ interface QueuedInsert {
 }
 
 /** orders in one group insert at most (≈ 35 parameters each) */
+/** The `created` event of each order row an insert statement's `o` returned (and only of those). */
+function createdEvents<S extends DB & { o: Pick<Selectable<OrdersTable>, 'chain_id' | 'uid'> }>(qb: QueryCreator<S>) {
+  return (qb as unknown as QueryCreator<DB & { o: Pick<Selectable<OrdersTable>, 'chain_id' | 'uid'> }>)
+    .insertInto('order_events')
+    .columns(['chain_id', 'order_uid', 'label', 'reason'])
+    .expression((eb) => eb.selectFrom('o').select(['o.chain_id', 'o.uid', sql.lit('created').as('label'), sql.lit(null).as('reason')]))
+    .returning('order_uid');
+}
+
 const MAX_INSERT_BATCH = 100;
 
 function insertKey(order: Pick<NewOrder, 'chainId' | 'uid'>): string {
