@@ -50,7 +50,10 @@ if (needsDist.length > 0) {
 
 const limits = new URL('./test-limits.mjs', import.meta.url).href;
 const fileLimit = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 30 * 60_000);
-const args = ['--import', 'tsx', '--import', limits, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+// TEST_TAP_FILE=path also writes a TAP report there (each file's duration_ms: where the run's time goes)
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+if (process.env.TEST_TAP_FILE) reporters.push('--test-reporter=tap', `--test-reporter-destination=${process.env.TEST_TAP_FILE}`);
+const args = ['--import', 'tsx', '--import', limits, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, ...reporters, `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
 // shared by the run's test processes: each missing service is probed and reported once (test/fixtures/required-services.ts)
 const runDir = mkdtempSync(join(tmpdir(), 'bb-test-run-'));
 const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });

@@ -10,7 +10,7 @@ import type { HttpServer } from '../http/server.js';
 import { sendJson } from '../http/server.js';
 import { OrderBookError } from '../protocol/order-book-error.js';
 import { Hex32, errorResponses } from '../orderbook/schemas.js';
-import type { AuctionStore } from './auction-store.js';
+import { storedAuctionText, type AuctionStore } from './auction-store.js';
 import { competitionV1, competitionV2, type CompetitionStore, type StoredCompetition } from './competition-store.js';
 
 export interface AuctionReads {
@@ -22,6 +22,20 @@ const MAX_I64 = 2n ** 63n - 1n;
 const AuctionId = Type.String({ pattern: '^[0-9]+$', description: 'auction id (unsigned integer)' });
 const AnyRecord = Type.Object({}, { additionalProperties: true });
 
+/** Whether an Accept-Encoding header allows gzip (named, or `*`, without q=0). */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  const value = Array.isArray(header) ? header.join(',') : header ?? '';
+  let star = false;
+  for (const part of value.split(',')) {
+    const [coding = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const allowed = q === undefined || Number(q.slice(2)) > 0;
+    if (coding.trim() === 'gzip' || coding.trim() === 'x-gzip') return allowed;
+    if (coding.trim() === '*') star = allowed;
+  }
+  return star;
+}
+
 export function registerAuctionRoutes(server: HttpServer, reads: AuctionReads): void {
   const ob = { api: 'orderbook' as const };
   const tags = ['orderbook'];
@@ -29,10 +43,14 @@ export function registerAuctionRoutes(server: HttpServer, reads: AuctionReads): 
   server.get(
     '/api/v1/auction',
     { schema: { tags, summary: 'The current batch auction', response: { 200: AnyRecord, ...errorResponses(404) } }, config: ob },
-    async (_req, reply) => {
-      const text = await reads.auctions.currentText();
-      if (text === null) throw new OrderBookError('NotFound', 'There is no active auction');
-      return reply.code(200).type('application/json; charset=utf-8').send(text);
+    async (req, reply) => {
+      const stored = await reads.auctions.currentStored();
+      if (stored === null) throw new OrderBookError('NotFound', 'There is no active auction');
+      reply.code(200).type('application/json; charset=utf-8').header('vary', 'accept-encoding');
+      if ('text' in stored) return reply.send(stored.text);
+      // stored compressed: as it is to a client that takes gzip (every HTTP client library does), else unpacked
+      if (acceptsGzip(req.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(stored.gzip);
+      return reply.send(await storedAuctionText(stored));
     },
   );
 

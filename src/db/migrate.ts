@@ -22,6 +22,7 @@ import { statements as guard } from './migrations/015_guard.js';
 import { statements as ethflow } from './migrations/018_ethflow.js';
 import { statements as feeRecords } from './migrations/019_fee_records.js';
 import { statements as notifyClaims } from './migrations/020_notify_claims.js';
+import { statements as auctionGzip } from './migrations/021_auction_gzip.js';
 
 function fromStatements(list: string[]): Migration {
   return {
@@ -50,6 +51,7 @@ export function migrationStatements(): Record<string, string[]> {
     '018_ethflow': ethflow,
     '019_fee_records': feeRecords,
     '020_notify_claims': notifyClaims,
+    '021_auction_gzip': auctionGzip,
   };
 }
 

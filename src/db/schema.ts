@@ -102,7 +102,7 @@ export interface InvalidationsTable extends LogKey { order_uid: Bytes; owner: By
 export interface PresignatureEventsTable extends LogKey { owner: Bytes; order_uid: Bytes; signed: boolean }
 export interface SettlementInteractionsTable extends LogKey { target: Bytes; value: Numeric; selector: Bytes; tx_hash: Bytes }
 
-export interface AuctionsTable { chain_id: number; id: number; block: number; created_at: CreatedAt; auction: unknown }
+export interface AuctionsTable { chain_id: number; id: number; block: number; created_at: CreatedAt; auction: unknown | null; auction_gzip: Uint8Array | null }
 
 export interface SolverCompetitionsTable {
   chain_id: number;
