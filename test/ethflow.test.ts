@@ -67,6 +67,13 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     return res.status === 200 ? (res.body as Record<string, any>) : null;
   };
 
+  /** the chain's clock past the order's deadline now, rather than after its seconds of interval mining */
+  async function pastDeadline(order: EthFlowOrderData): Promise<void> {
+    const ahead = order.validTo + 1 - (await chainTime());
+    if (ahead > 0) await t.rpc('evm_increaseTime', [ahead]);
+    await t.rpc('evm_mine', []);
+  }
+
   let sequence = 0;
   /** an order far outside the market: never settled */
   async function unfillable(overrides: Partial<EthFlowOrderData> = {}): Promise<EthFlowOrderData> {
@@ -298,6 +305,7 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     const uid = uidOf(order);
     await waitFor('the order', () => orderOf(uid));
     const before = await client.getBalance({ address: alice.address });
+    await pastDeadline(order);
     const expired = await waitFor('the order expired', async () => {
       const o = await orderOf(uid);
       return o?.status === 'expired' ? o : null;
@@ -362,9 +370,11 @@ describe('ETH-flow on the devnet (issue 21)', () => {
     const uid = uidOf(order);
     await waitFor('the order', () => orderOf(uid));
     const snapshot = await t.rpc<Hex>('evm_snapshot', []);
+    await pastDeadline(order);
     const first = await waitFor('the refund indexed', async () => (await orderOf(uid))?.ethflowData?.refundTxHash as Hex | undefined, 90_000);
     const lost = await client.getTransactionReceipt({ hash: first });
     assert.equal(await t.rpc('evm_revert', [snapshot]), true);
+    await pastDeadline(order); // the new branch's clock starts from the snapshot's
     await waitFor('the chain past the lost block', async () => (await client.getBlockNumber({ cacheTime: 0 })) > lost.blockNumber + 1n, 60_000);
     // the refund the API shows must be one of the new branch: a receipt in a block other than the lost one
     const again = await waitFor('a refund on the new branch', async () => {

@@ -45,7 +45,7 @@ export interface EthFlowRefunderOptions {
   contracts: readonly Address[];
   mode: RefundSelection;
   logger: EthFlowRefunderLogger;
-  /** between passes (default: 10 s for `all`, 30 s for `production`) */
+  /** between passes (default: 2 s for `all` (the devnet and forks: a refund a block or two after the deadline), 30 s for `production`) */
   intervalMs?: number;
   timeoutMs?: number;
 }
@@ -77,7 +77,7 @@ export class EthFlowRefunder {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const interval = this.options.intervalMs ?? (this.options.mode === 'all' ? 10_000 : 30_000);
+    const interval = this.options.intervalMs ?? (this.options.mode === 'all' ? 2_000 : 30_000);
     while (!signal.aborted) {
       try {
         await this.refundOnce();
