@@ -5,7 +5,8 @@
  *    the outbox rows per step) ÷ a bare SELECT of the same trades joined with their orders.
  * 2. delivery: webhook deliveries per second through the outbox dispatcher (claim with SKIP LOCKED, the real
  *    webhook channel signing each body, outcome recorded) to a local receiver ÷ a bare POST loop of the same
- *    bodies to the same receiver with the same concurrency.
+ *    bodies to the same receiver with the same concurrency; in paired rounds (bare then outbox, then the other way
+ *    round, after a warm-up), the figure the median of the rounds' ratios, so a load swing moves both sides.
  */
 import { createServer } from 'node:http';
 import { request } from 'node:http';
@@ -22,6 +23,7 @@ import type { Figure } from './figure.js';
 const TRADES = 10_000;
 const DELIVERIES = 1_000;
 const CONCURRENCY = 8;
+const ROUNDS = 5;
 
 async function benchProduction(): Promise<Figure> {
   const database = await openDatabase({ kind: 'pglite', dataDir: null });
@@ -92,11 +94,12 @@ async function benchDelivery(): Promise<Figure> {
     await migrateToLatest(database.db);
     const account = `0x${'ab'.repeat(20)}` as const;
     await insertSubscription(database.db, { id: 'sub_bench', account, channel: 'webhook', target: `http://127.0.0.1:${port}/hook`, types: null, secret: generateWebhookSecret() });
-    const notes = Array.from({ length: DELIVERIES }, (_, i) => ({
-      id: `bench-${i}`, chainId: 1, account, type: 'order_filled' as const, message: `Sold 0.1 WETH for 299.12 USDC on mainnet (${i})`,
+    const notesOf = (round: number) => Array.from({ length: DELIVERIES }, (_, i) => ({
+      id: `bench-${round}-${i}`, chainId: 1, account, type: 'order_filled' as const, message: `Sold 0.1 WETH for 299.12 USDC on mainnet (${i})`,
       timestamp: new Date(), metadata: { orderId: `0x${i.toString(16)}`, chainId: 1, executedAmount: '100000000000000000' },
     }));
-    const body = JSON.stringify({ ...notes[0], timestamp: notes[0]!.timestamp.toISOString() });
+    const sample = notesOf(0)[0]!;
+    const body = JSON.stringify({ ...sample, timestamp: sample.timestamp.toISOString() });
 
     // baseline: bare POSTs of a notification body, CONCURRENCY in flight
     const agent = new (await import('node:http')).Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -108,45 +111,67 @@ async function benchDelivery(): Promise<Figure> {
       req.on('error', reject);
       req.end(body);
     });
-    const t0 = performance.now();
-    let sent = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (sent < DELIVERIES) {
-        sent++;
-        await post();
-      }
-    }));
-    const bareMs = performance.now() - t0;
-    agent.destroy();
-
-    await database.db.transaction().execute((trx) => insertNotifications(trx, notes));
-    const dispatcher = new OutboxDispatcher({
-      db: database.db,
-      channels: new Map([['webhook', new WebhookChannel({ allowPrivateTargets: true })]]),
-      policy: { baseMs: 100, capMs: 1000, maxAgeMs: 3_600_000 },
-      leaseMs: 30_000,
-      pollIntervalMs: 50,
-      concurrency: CONCURRENCY,
-    });
+    const bare = async (): Promise<number> => {
+      const t0 = performance.now();
+      let sent = 0;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (sent < DELIVERIES) {
+          sent++;
+          await post();
+        }
+      }));
+      return performance.now() - t0;
+    };
+    const channels = new Map([['webhook', new WebhookChannel({ allowPrivateTargets: true })]] as const);
+    let delivered = 0;
+    const outbox = async (round: number): Promise<number> => {
+      await database.db.transaction().execute((trx) => insertNotifications(trx, notesOf(round)));
+      const dispatcher = new OutboxDispatcher({
+        db: database.db, channels, policy: { baseMs: 100, capMs: 1000, maxAgeMs: 3_600_000 }, leaseMs: 30_000, pollIntervalMs: 50, concurrency: CONCURRENCY,
+      });
+      // the dispatcher as it runs in the node: independent workers, woken as slots free
+      const abort = new AbortController();
+      const t1 = performance.now();
+      const running = dispatcher.run(abort.signal);
+      while (dispatcher.counts.delivered + dispatcher.counts.dead + dispatcher.counts.retry < DELIVERIES) await new Promise((r) => setTimeout(r, 1));
+      const ms = performance.now() - t1;
+      abort.abort();
+      await running;
+      delivered += dispatcher.counts.delivered;
+      return ms;
+    };
+    // paired rounds (bare then outbox, then the other way round): the figure is the median of the rounds' ratios
+    await bare(); // warm-up: connections and code
     received = 0;
-    // the dispatcher as it runs in the node: independent workers, woken as slots free
-    const abort = new AbortController();
-    const t1 = performance.now();
-    const running = dispatcher.run(abort.signal);
-    while (dispatcher.counts.delivered + dispatcher.counts.dead + dispatcher.counts.retry < DELIVERIES) await new Promise((r) => setTimeout(r, 1));
-    const dispatchMs = performance.now() - t1;
-    abort.abort();
-    await running;
-    const perSecond = (dispatcher.counts.delivered / dispatchMs) * 1000;
-    const barePerSecond = (DELIVERIES / bareMs) * 1000;
+    const ratios: number[] = [];
+    const bareMs: number[] = [];
+    const outboxMs: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      let b: number;
+      let o: number;
+      if (round % 2 === 0) {
+        b = await bare();
+        o = await outbox(round);
+      } else {
+        o = await outbox(round);
+        b = await bare();
+      }
+      bareMs.push(b);
+      outboxMs.push(o);
+      ratios.push(b / o);
+    }
+    agent.destroy();
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    const perSecond = (DELIVERIES / median(outboxMs)) * 1000;
+    const barePerSecond = (DELIVERIES / median(bareMs)) * 1000;
     return {
       name: 'webhook deliveries through the outbox',
       value: perSecond,
       unit: 'deliveries/s',
       baseline: barePerSecond,
       baselineUnit: 'bare POSTs/s to the same receiver',
-      ratio: perSecond / barePerSecond,
-      note: `${dispatcher.counts.delivered} of ${DELIVERIES} delivered (receiver saw ${received}), concurrency ${CONCURRENCY}, PGlite in memory`,
+      ratio: median(ratios),
+      note: `median of ${ROUNDS} paired rounds of ${DELIVERIES} (round ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}); ${delivered} of ${ROUNDS * DELIVERIES} delivered (receiver saw ${received - ROUNDS * DELIVERIES} beyond the bare POSTs), concurrency ${CONCURRENCY}, PGlite in memory`,
     };
   } finally {
     await database.close();
