@@ -449,9 +449,13 @@ describe('batch auctions that really settle', () => {
       assert.equal((await getOrder(uid)).status, 'open', 'the order is not lost');
       assert.equal((await tradesOf(uid)).length, 0);
       assert.ok((await events(uid)).includes('executing'));
-      // the owner gets its WETH back: a later auction settles the order
+      // the owner gets its WETH back: a later auction settles the order (once the same solution's cooldown of 20
+      // blocks is over: mined here rather than waited for)
       await send(trader0, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [owner.address, E18] }));
-      await waitFor('the order fulfilled', fulfilled(uid));
+      await waitFor('the order fulfilled', async () => {
+        await rpc('evm_mine');
+        return fulfilled(uid!)();
+      });
       const [trade] = await tradesOf(uid);
       assert.notEqual(trade.txHash, txHash);
       const settled = await db().selectFrom('competition_settlements').select(['auction_id', 'status']).where('tx_hash', '=', toBytes(trade.txHash)).executeTakeFirstOrThrow();
