@@ -106,9 +106,12 @@ describe('batch auctions that really settle', () => {
   const events = async (uid: Hex) =>
     (await db().selectFrom('order_events').select(['label', 'reason']).where('chain_id', '=', 31337).where('order_uid', '=', toBytes(uid)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
   const currentAuction = async () => (await call(routesUrl, 'GET', '/api/v1/auction')).body as { id: number; block: number; orders: Array<{ uid: Hex }>; prices: Record<string, string> };
+  /** the first auction after `after` (blocks mined meanwhile rather than waited for: one auction per block) */
   const nextAuction = async (after: number) => waitFor(`an auction after ${after}`, async () => {
     const a = await currentAuction();
-    return a.id > after ? a : null;
+    if (a.id > after) return a;
+    await rpc('evm_mine');
+    return null;
   });
   const balances = (owner: Address, tokens: Address[], blockNumber: bigint) => network.reader.erc20Balances(owner, tokens, { blockNumber });
 
