@@ -106,9 +106,12 @@ describe('batch auctions that really settle', () => {
   const events = async (uid: Hex) =>
     (await db().selectFrom('order_events').select(['label', 'reason']).where('chain_id', '=', 31337).where('order_uid', '=', toBytes(uid)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
   const currentAuction = async () => (await call(routesUrl, 'GET', '/api/v1/auction')).body as { id: number; block: number; orders: Array<{ uid: Hex }>; prices: Record<string, string> };
+  /** the first auction after `after` (blocks mined meanwhile rather than waited for: one auction per block) */
   const nextAuction = async (after: number) => waitFor(`an auction after ${after}`, async () => {
     const a = await currentAuction();
-    return a.id > after ? a : null;
+    if (a.id > after) return a;
+    await rpc('evm_mine');
+    return null;
   });
   const balances = (owner: Address, tokens: Address[], blockNumber: bigint) => network.reader.erc20Balances(owner, tokens, { blockNumber });
 
@@ -449,9 +452,13 @@ describe('batch auctions that really settle', () => {
       assert.equal((await getOrder(uid)).status, 'open', 'the order is not lost');
       assert.equal((await tradesOf(uid)).length, 0);
       assert.ok((await events(uid)).includes('executing'));
-      // the owner gets its WETH back: a later auction settles the order
+      // the owner gets its WETH back: a later auction settles the order (once the same solution's cooldown of 20
+      // blocks is over: mined here rather than waited for)
       await send(trader0, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [owner.address, E18] }));
-      await waitFor('the order fulfilled', fulfilled(uid));
+      await waitFor('the order fulfilled', async () => {
+        await rpc('evm_mine');
+        return fulfilled(uid!)();
+      });
       const [trade] = await tradesOf(uid);
       assert.notEqual(trade.txHash, txHash);
       const settled = await db().selectFrom('competition_settlements').select(['auction_id', 'status']).where('tx_hash', '=', toBytes(trade.txHash)).executeTakeFirstOrThrow();

@@ -33,8 +33,7 @@ describe('two orders that cannot settle together', () => {
     (await app.database.db.selectFrom('order_events').select(['label', 'reason']).where('chain_id', '=', 31337).where('order_uid', '=', toBytes(uid as `0x${string}`)).orderBy('id').execute()).map((e) => (e.reason ? `${e.label}:${e.reason}` : e.label));
 
   it('do not halt their pair: the newer order is left out, the rest settles', async () => {
-    const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
-    const honest = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    const [owner, honest] = await Promise.all([t.freshAccount([{ token: 'WETH', amount: '1' }]), t.freshAccount([{ token: 'WETH', amount: '1' }])]);
     const part = (E18 * 6n) / 10n;
     const limit = ((await t.marketOut(part, [t.tokens.WETH, t.tokens.USDC])) * 80n) / 100n;
     // all three in one auction: auctions held back while they are placed

@@ -87,13 +87,12 @@ describe('a malicious external engine', () => {
 
   it('never executes its theft or its allowance; the order settles through an honest engine', async () => {
     const settlement = app.networks[0]!.settlement;
-    // a buffer for the thief to aim at
-    const donor = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
+    // a buffer for the thief to aim at (the donor and the trader made at once)
+    const [donor, trader] = await Promise.all([t.freshAccount([{ token: 'WETH', amount: '1' }]), t.freshAccount([{ token: 'WETH', amount: '2' }])]);
     await t.send(donor, t.tokens.WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [settlement, E18 / 2n] }));
     const buffer = await read('balanceOf', [settlement]);
     assert.ok(buffer >= E18 / 2n);
 
-    const trader = await t.freshAccount([{ token: 'WETH', amount: '2' }]);
     const market = await t.marketOut(E18, [t.tokens.WETH, t.tokens.USDC]);
     const uid = await t.place(trader, { sellToken: t.tokens.WETH, buyToken: t.tokens.USDC, sellAmount: E18, buyAmount: (market * 90n) / 100n, kind: 'sell' });
     // 3 % above the pool: both attackers outrank the built-in router

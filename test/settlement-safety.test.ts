@@ -227,6 +227,7 @@ describe('settlement safety', () => {
     const out = await marketOut(E18 / 10n, [WETH, USDC]);
     await pauseMining();
     let uid: Hex;
+    let base: bigint | null = null;
     try {
       uid = await place(trader1, { sellToken: WETH, buyToken: USDC, sellAmount: E18 / 10n, buyAmount: (out * 95n) / 100n });
       await loop.runOnce();
@@ -235,7 +236,7 @@ describe('settlement safety', () => {
         return s?.tx_hash ? s : null;
       });
       // the next blocks cost far more than the transaction offers: it is stuck
-      const base = (await network.client.getBlock()).baseFeePerGas!;
+      base = (await network.client.getBlock()).baseFeePerGas!;
       await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(base * 1000n + 10n ** 12n).toString(16)}`]);
       await rpc('evm_mine');
       // not mined: the node answers that it has no receipt (any other failure is not "not mined")
@@ -265,6 +266,9 @@ describe('settlement safety', () => {
       assert.ok(landed.maxFeePerGas! > BigInt(first.max_fee_per_gas!), 'a higher fee');
       assert.equal(await receiptOrNull(toHex(first.tx_hash!)), null, 'the original never landed');
     } finally {
+      // the base fee back where it was: left raised, the next test's settlement waited some 25 blocks for it to
+      // decay before it was sent
+      if (base !== null) await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${base.toString(16)}`]);
       await resumeMining();
     }
     await waitFor('the order fulfilled', fulfilled(uid));
@@ -303,7 +307,10 @@ describe('settlement safety', () => {
     } finally {
       loop.driver!.hooks.beforeSend = undefined;
     }
-    // after the cooldown it may settle
-    await waitFor('the order fulfilled', fulfilled(uid!));
+    // after the cooldown (blocks: mined here rather than waited for) it may settle
+    await waitFor('the order fulfilled', async () => {
+      await rpc('evm_mine');
+      return fulfilled(uid!)();
+    });
   });
 });

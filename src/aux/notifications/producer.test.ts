@@ -43,9 +43,17 @@ describe('notification producer (real devnet)', () => {
     const { WETH, USDC } = t.tokens;
     const owner = await t.freshAccount([{ token: 'WETH', amount: '1' }]);
     const m = await t.marketOut(E18, [WETH, USDC]);
-    // half the balance leaves before the auction: the order is filled as far as the balance allows
-    const uid = await t.place(owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18, buyAmount: (m * 97n) / 100n, partiallyFillable: true });
-    await t.send(owner, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [t.traders[1]!.address, E18 / 2n] }));
+    // half the balance leaves before the auction: the order is filled as far as the balance allows (auctions held
+    // back meanwhile: an auction of the whole order before the transfer would settle it whole, or revert and exclude it)
+    assert.equal((await call(app.baseUrl, 'POST', '/devnet/control/auctions', { paused: true })).status, 200);
+    let uid: Hex;
+    try {
+      await app.auctionLoops.get('devnet')!.idle(); // a cycle already past the gate ends first
+      uid = await t.place(owner, { sellToken: WETH, buyToken: USDC, sellAmount: E18, buyAmount: (m * 97n) / 100n, partiallyFillable: true });
+      await t.send(owner, WETH, encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [t.traders[1]!.address, E18 / 2n] }));
+    } finally {
+      await call(app.baseUrl, 'POST', '/devnet/control/auctions', { paused: false });
+    }
     await waitFor('the partial fill announced', async () => (await typesOf(uid)).includes('order_partially_filled'));
     await waitFor('the shortfall announced', async () => (await typesOf(uid)).includes('insufficient_balance'));
     // the order stays underfunded block after block: still one announcement
