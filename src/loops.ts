@@ -15,6 +15,8 @@ import type { NativePriceSource } from './orderbook/pricing/trade-estimator.js';
 import { Indexer } from './chain/indexer/indexer.js';
 import { indexPoolHistory } from './chain/indexer/pool-history.js';
 import { runAsLeader, type LeadershipLease } from './db/leadership.js';
+import { vacuumTables } from './db/vacuum.js';
+import { sleep } from './infra/abortable-sleep.js';
 import { startAuctionLoop, type AuctionGate, type AuctionLoopLogger, type IndexedSource, type RunningAuctionLoop } from './auction/auction-loop.js';
 import { AuctionBuilder, type AuctionFeeSchedule } from './auction/build-auction.js';
 import { DEFAULT_FEE_POLICIES, parseFeeSchedule } from './protocol/index.js';
@@ -308,6 +310,8 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       }),
     );
   }
+  // PGlite has no autovacuum: the node vacuums the tables it rewrites (db/vacuum.ts)
+  if (deps.database.engine === 'pglite') running.push(vacuumPeriodically(deps.database.db, deps.logger.child({ loop: 'vacuum' }), deps.signal));
   return {
     indexers,
     auctionLoops,
@@ -315,4 +319,18 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
       await Promise.allSettled(running);
     },
   };
+}
+
+/** Every minute, VACUUM of the tables the node rewrites (PGlite only). */
+async function vacuumPeriodically(db: Kysely<DB>, logger: Logger, signal: AbortSignal, intervalMs = 60_000): Promise<void> {
+  while (!signal.aborted) {
+    await sleep(intervalMs, signal);
+    if (signal.aborted) return;
+    try {
+      const took = await vacuumTables(db);
+      logger.debug({ took }, 'vacuumed the rewritten tables');
+    } catch (err) {
+      if (!signal.aborted) logger.warn({ err }, 'vacuum failed; trying again in a minute');
+    }
+  }
 }
