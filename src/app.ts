@@ -91,12 +91,35 @@ function isHiddenDevnet(network: ChainNetwork, networks: ChainNetwork[], config:
   return network.devnet !== null && networks.length > 1 && !config.exposure.devnetExpose;
 }
 
+/** One shutdown step: what it stops (named in the log when it is slow) and how. */
+type Closer = [what: string, close: () => Promise<void>];
+
+/**
+ * Runs the shutdown steps in reverse order of registration, one at a time. A step that fails is logged and the
+ * next runs; a step still running after 2 s is named at warn (a slow stop says what it waits for).
+ */
+async function runClosers(closers: Closer[], logger: Logger): Promise<void> {
+  for (const [what, close] of closers.splice(0).reverse()) {
+    const started = performance.now();
+    const slow = setTimeout(() => logger.warn(`shutdown: still stopping the ${what} after 2 s`), 2_000);
+    slow.unref();
+    try {
+      await close();
+    } catch (err) {
+      logger.warn({ err }, `shutdown: stopping the ${what} failed`);
+    } finally {
+      clearTimeout(slow);
+    }
+    logger.debug(`shutdown: stopped the ${what} in ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
 interface Wiring {
   config: Config;
   logger: Logger;
   options: StartOptions;
   /** shutdown steps, run in reverse order by `close` (or when start-up fails) */
-  closers: Array<() => Promise<void>>;
+  closers: Closer[];
   abort: AbortController;
   metrics: Metrics;
   /** stops the app by itself with a reason (App.fatal) */
@@ -126,7 +149,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 
     // solver engines (issue 12): the competing engines of each network, and our built-ins served over the API
     const solverEngines = new Map(networks.map((n) => [n.name, buildSolverEngines(n, config.solvers, { logger: logger.child({ module: 'solver-engines', chain: n.name }) })]));
-    w.closers.push(async () => void (await Promise.all([...solverEngines.values()].map((e) => e.close()))));
+    w.closers.push(['solver engines', async () => void (await Promise.all([...solverEngines.values()].map((e) => e.close())))]);
     // served only with SOLVER_ENGINE_TOKEN (issue 19): unset, no route (the driver runs the built-ins either way)
     const token = config.solverEngineToken;
     for (const network of token ? networks : []) {
@@ -165,7 +188,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       notifications: options.notificationProducers === false ? undefined : { ...config.notifications, onDeliveries: () => notifications.dispatcher.wake() },
       metrics: w.metrics,
     }), w.abort.signal);
-    w.closers.push(() => loops.stop());
+    w.closers.push(['background loops', () => loops.stop()]);
     const devnetName = networks.find((n) => n.devnet !== null)?.name ?? 'devnet';
     if (devnetServed) registerDevnetControl(server, { devnet: devnet!, network: devnetName, reader: networks.find((n) => n.name === devnetName)!.reader, database, loops, gate: auctionGate, clock: clocks.get(devnetName) ?? null, orderBooks });
 
@@ -175,7 +198,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     return assembleApp(w, { server, database, networks, defaultNetwork, orderBooks, devnet, loops, fatal });
   } catch (err) {
     w.abort.abort();
-    for (const close of w.closers.reverse()) await close().catch(() => {});
+    await runClosers(w.closers, logger);
     throw err;
   }
 }
@@ -188,6 +211,12 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
     : (logger.info(config.databaseUrl ? 'database: connecting to PostgreSQL' : `database: opening PGlite in ${join(config.dataDir, 'pglite')}`),
       openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }));
   const devnetLogger = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
+  // the app's signal stops the devnet's start-up only: once it runs, its closer stops it, after the HTTP server and
+  // the loops (the app's signal aborts first thing in close(): a chain stopped then would fail the in-flight
+  // requests being drained and leave the loops retrying a dead node until the shutdown's deadline)
+  const startUp = new AbortController();
+  const abortStartUp = (): void => startUp.abort();
+  abort.signal.addEventListener('abort', abortStartUp, { once: true });
   const devnetPromise = config.fork
     ? startFork({
         forkUrl: config.fork.url,
@@ -198,7 +227,7 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
         blockTime: Math.max(1, Math.round(config.devnet.blockTime)),
         activity: config.devnet.activity,
         logger: devnetLogger,
-        signal: abort.signal,
+        signal: startUp.signal,
       }).then((fork) => (announceFork(logger, fork), fork))
     : config.devnet.enabled
     ? startDevnet({
@@ -210,13 +239,14 @@ async function openDatabaseAndDevnet(w: Wiring): Promise<{ database: Database; d
         deterministic: config.deterministic,
         // a fresh chain is copied from the prepared template when there is one (`batchbook prepare`, npm ci)
         template: devnetTemplateDir(templateCacheDir(), { historyHours: config.devnet.historyHours, deterministic: config.deterministic }),
-        logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) },
-        signal: abort.signal,
+        logger: devnetLogger,
+        signal: startUp.signal,
       })
     : Promise.resolve(null);
   const [dbResult, devnetResult] = await Promise.allSettled([databasePromise, devnetPromise]);
-  if (devnetResult.status === 'fulfilled' && devnetResult.value) closers.push(() => devnetResult.value!.stop());
-  if (dbResult.status === 'fulfilled' && !options.database) closers.push(() => dbResult.value.close());
+  abort.signal.removeEventListener('abort', abortStartUp);
+  if (devnetResult.status === 'fulfilled' && devnetResult.value) closers.push(['devnet', () => devnetResult.value!.stop()]);
+  if (dbResult.status === 'fulfilled' && !options.database) closers.push(['database', () => dbResult.value.close()]);
   if (dbResult.status === 'rejected') throw dbResult.reason;
   if (devnetResult.status === 'rejected') throw devnetResult.reason;
   const database = dbResult.value;
@@ -273,9 +303,9 @@ async function buildServer(w: Wiring, database: Database, networks: ChainNetwork
   ];
   const redis = config.redisUrl ? openRedisConnection({ url: config.redisUrl, name: 'batchbook', logger }) : null;
   if (redis) {
-    closers.push(async () => {
+    closers.push(['redis', async () => {
       await redis.quit().catch(() => redis.disconnect());
-    });
+    }]);
   }
   const indexing = () => Object.fromEntries(networks.map((n) => [n.name, indexingSummary(n)]));
   return buildHttpServer({ logger, rateLimit: config.rateLimit, readiness, indexing, version, redis, redisKeyPrefix: config.redisKeyPrefix, trustProxy: config.exposure.trustProxy, metrics });
@@ -294,7 +324,7 @@ async function registerOrderBooks(
   const appData = new AppDataService(database.db);
   // order signatures are recovered on worker threads (the other cores), not on the event loop
   const recovery = new EcdsaRecoveryPool();
-  w.closers.push(() => recovery.close());
+  w.closers.push(['signature recovery workers', () => recovery.close()]);
   const orderBooks = new Map<string, NetworkOrderBook>();
   for (const network of networks) {
     const now = options.now ?? clocks.get(network.name)?.now ?? DEFAULT_ORDER_POLICY.now;
@@ -346,9 +376,9 @@ async function registerAuxiliaryApi(w: Wiring, server: HttpServer, inputs: Auxil
   const notifications = await buildNotifications({ config, networks, db: database.db, logger, now: options.now });
   registerNotificationRoutes(server, notifications.routes);
   const dispatching = notifications.dispatcher.run(abort.signal);
-  closers.push(() => dispatching);
+  closers.push(['notification dispatcher', () => dispatching]);
   // affiliate program (issue 10): routes behind the CMS_ENABLED gate, and its sync loop on one replica
-  closers.push(await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl }));
+  closers.push(['affiliate program', await startAffiliateProgram({ server, config, db: database.db, chains: [...marketChains.values()], logger, signal: abort.signal, databaseUrl: options.database ? null : config.databaseUrl })]);
   // hooks analytics: first-party rows of the served networks; other reference networks from the analytics provider
   const externalHooks = config.analyticsApiKey ? new DuneHooks({ apiKey: config.analyticsApiKey, queryId: config.analyticsHooksQueryId, baseUrl: config.analyticsApiUrl ?? undefined, timeoutMs: config.outboundTimeoutMs }) : null;
   registerHooksRoutes(server, {
@@ -386,7 +416,7 @@ function registerMarket(w: Wiring, server: HttpServer, { database, networks, ord
 async function registerBalances(w: Wiring, server: HttpServer, networks: ChainNetwork[]): Promise<void> {
   const { config, logger, closers, abort, metrics } = w;
   const shared = await openSharedBackend({ redisUrl: config.redisUrl, namespace: config.redisKeyPrefix, logger });
-  closers.push(() => shared.close());
+  closers.push(['shared backend', () => shared.close()]);
   const streams = networks.map(
     (n) =>
       new BalanceStream({
@@ -398,9 +428,9 @@ async function registerBalances(w: Wiring, server: HttpServer, networks: ChainNe
         signal: abort.signal,
       }),
   );
-  closers.push(async () => {
+  closers.push(['balance streams', async () => {
     for (const stream of streams) await stream.close();
-  });
+  }]);
   const balanceRoutes = registerBalanceRoutes(server, {
     chains: networks.map((n, i) => ({ chainId: n.chainId, reader: n.reader, vaultRelayer: n.vaultRelayer, nativeCurrency: n.nativeCurrency, stream: streams[i]! })),
     signal: abort.signal,
@@ -412,7 +442,7 @@ async function registerBalances(w: Wiring, server: HttpServer, networks: ChainNe
 function registerSimulation(w: Wiring, server: HttpServer, database: Database, networks: ChainNetwork[]): void {
   const { config, logger, closers } = w;
   const simulator = createSimulator({ tenderly: config.simulation, outboundTimeoutMs: config.outboundTimeoutMs, logger });
-  closers.push(() => simulator.stop());
+  closers.push(['simulator', () => simulator.stop()]);
   registerSimulationRoutes(server, {
     chains: new Map(networks.map((n) => [n.chainId, { rpcUrl: n.rpcUrl, wrappedNative: n.wrappedNative ?? undefined }])),
     simulator,
@@ -497,7 +527,7 @@ function assembleApp(
       abort.abort();
       // stop accepting and drain in-flight requests first, then loops, chain and database
       await server.close().catch((err) => logger.warn({ err }, 'http: close failed'));
-      for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+      await runClosers(closers, logger);
     },
   };
 }

@@ -216,6 +216,14 @@ function aborted(signal: AbortSignal): Promise<void> {
 
 export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
   const running: Promise<unknown>[] = [];
+  // the loops running now, by name (a slow stop says which it waits for)
+  const pending = new Set<string>();
+  const track = <T>(name: string, loop: Promise<T> | null | undefined): Promise<T> | null | undefined => {
+    if (!loop) return loop;
+    pending.add(name);
+    void loop.finally(() => pending.delete(name)).catch(() => {});
+    return loop;
+  };
   const indexers = new Map<string, Indexer>();
   const auctionLoops = new Map<string, RunningAuctionLoop>();
   for (const network of deps.networks) {
@@ -268,7 +276,12 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
         if (auctionLoop && deps.metrics) recordAuctionCycles(auctionLoop, network.name, deps.metrics);
         // executed hooks (the trampoline's events), following the indexer's checkpoint
         const hooks = network.hooksTrampoline
-          ? new HookIndexer({ chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline, logger: deps.logger.child({ chain: network.name, loop: 'hooks' }) })
+          ? new HookIndexer({
+            chainId: network.chainId, client: network.client, db: deps.database.db, trampoline: network.hooksTrampoline,
+            // where the main indexer starts (a fork: its block + 1), not the chain's first block
+            ...(network.indexFrom !== undefined ? { startBlock: network.indexFrom } : {}),
+            logger: deps.logger.child({ chain: network.name, loop: 'hooks' }),
+          })
           : null;
         const unsubscribeHooks = hooks ? indexer.onIndexed(() => hooks.wake()) : null;
         // eth-flow placements the indexer stored become orders (priced as API orders are)
@@ -284,39 +297,46 @@ export function startBackgroundLoops(deps: LoopDeps): RunningLoops {
         const unsubscribeEthFlow = ethFlowIngest ? indexer.onIndexed((_from, _to, touched) => { if (touched.orderUids.length > 0) ethFlowIngest.wake(); }) : null;
         try {
           await Promise.all([
-            producing,
-            ethFlowIngest?.run(signal),
-            refunder?.run(signal),
-            network.poolHistory
+            track(`${network.name} notification producer`, producing),
+            track(`${network.name} eth-flow ingest`, ethFlowIngest?.run(signal)),
+            track(`${network.name} eth-flow refunder`, refunder?.run(signal)),
+            track(`${network.name} pool history`, network.poolHistory
               ? indexPoolHistory({
                   client: network.client, db: deps.database.db, chainId: network.chainId, pools: network.trackedPools.map((p) => p.address),
                   ...network.poolHistory, logger: log, signal,
                 }).catch((err) => {
                   if (!signal.aborted) log.warn({ err }, 'pool history before the fork block not indexed; slippage waits for new swaps');
                 })
-              : null,
-            indexer.run(signal).catch((err) => {
+              : null),
+            track(`${network.name} indexer`, indexer.run(signal).catch((err) => {
               if (!signal.aborted) log.error({ err }, 'indexer stopped with an error');
-            }),
-            hooks?.run(signal),
+            })),
+            track(`${network.name} hooks indexer`, hooks?.run(signal)),
             aborted(signal),
           ]);
         } finally {
           unsubscribeHooks?.();
           unsubscribeEthFlow?.();
           auctionLoops.delete(network.name);
-          await auctionLoop?.stop();
+          await track(`${network.name} auction loop`, auctionLoop?.stop());
         }
       }),
     );
   }
   // PGlite has no autovacuum: the node vacuums the tables it rewrites (db/vacuum.ts)
-  if (deps.database.engine === 'pglite') running.push(vacuumPeriodically(deps.database.db, deps.logger.child({ loop: 'vacuum' }), deps.signal));
+  if (deps.database.engine === 'pglite') running.push(track('vacuum', vacuumPeriodically(deps.database.db, deps.logger.child({ loop: 'vacuum' }), deps.signal))!);
   return {
     indexers,
     auctionLoops,
     async stop() {
-      await Promise.allSettled(running);
+      // a stop that takes long names the loops it still waits for
+      const slow = setInterval(() => deps.logger.warn(`shutdown: still waiting for ${[...pending].join(', ') || 'the leadership locks'}`), 2_000);
+      slow.unref();
+      try {
+        await Promise.allSettled(running);
+      } finally {
+        clearInterval(slow);
+      }
     },
   };
 }

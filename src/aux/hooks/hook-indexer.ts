@@ -34,6 +34,11 @@ export interface HookIndexerOptions {
   logger?: HookIndexerLogger;
   /** the main indexer's checkpoint name (default 'main') */
   follow?: string;
+  /**
+   * the first block to read when there is no checkpoint yet (default 0): where the main indexer starts (a fork's
+   * block + 1: the hooks the real chain ran before the fork are not read from the upstream node, range by range)
+   */
+  startBlock?: number;
   /** blocks per eth_getLogs (default 2000) */
   blockRange?: number;
   /** how far back to re-index when the block under the checkpoint changed (default 256, the main reorg window) */
@@ -59,7 +64,7 @@ export class HookIndexer {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        await this.indexToMain();
+        await this.indexToMain(signal);
       } catch (err) {
         if (!signal.aborted) this.options.logger?.warn({ err, chainId: this.options.chainId }, 'hooks indexer: pass failed; retrying');
       }
@@ -77,24 +82,30 @@ export class HookIndexer {
     }
   }
 
-  /** Indexes up to the main indexer's checkpoint; returns the block reached (null before the main indexer started). */
-  indexToMain(): Promise<number | null> {
-    const next = this.queue.then(() => this.pass());
+  /**
+   * Indexes up to the main indexer's checkpoint; returns the block reached (null before the main indexer started).
+   * An aborted `signal` ends the pass after the range in hand (each range is stored with its checkpoint).
+   */
+  indexToMain(signal?: AbortSignal): Promise<number | null> {
+    const next = this.queue.then(() => this.pass(signal));
     this.queue = next.catch(() => {});
     return next;
   }
 
-  private async pass(): Promise<number | null> {
+  private async pass(signal?: AbortSignal): Promise<number | null> {
     const { db, chainId } = this.options;
     const main = await readCheckpoint(db, chainId, this.options.follow ?? 'main');
     if (!main) return null;
     let ours = await readCheckpoint(db, chainId, NAME);
     if (ours) ours = await this.agreeing(ours, main);
-    let from = ours ? ours.number + 1 : 0;
+    let from = ours ? ours.number + 1 : Math.max(0, this.options.startBlock ?? 0);
+    let reached = ours?.number ?? null;
     const range = this.options.blockRange ?? 2000;
     while (from <= main.number) {
+      if (signal?.aborted) return reached;
       const to = Math.min(main.number, from + range - 1);
       await this.indexRange(from, to, to === main.number ? main : null);
+      reached = to;
       from = to + 1;
     }
     return main.number;
