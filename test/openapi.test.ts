@@ -24,7 +24,9 @@ describe('OpenAPI document', () => {
   const exercised = new Set<string>();
 
   before(async () => {
-    app = await startTestApp();
+    // an hour of market history: slippage needs the pools' reserves in at least two 5-minute buckets, which a chain
+    // deployed just now (no history) has only once the clock crosses a bucket boundary (up to 5 minutes later)
+    app = await startTestApp({ DEVNET_HISTORY_HOURS: '1' });
     const res = await call(app.baseUrl, 'GET', '/docs/json');
     assert.equal(res.status, 200);
     doc = res.body;
