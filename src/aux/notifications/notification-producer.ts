@@ -88,7 +88,7 @@ export class NotificationProducer {
     const safe = this.options.confirmations > 0 ? Math.min(indexed.number, (await this.options.head()) - this.options.confirmations) : indexed.number;
     const started = await this.dbNow();
     const checkpoint = await this.readOwnCheckpoint(safe, started);
-    const from = await this.resumeFrom(checkpoint, indexed.number);
+    const from = await this.resumeFrom(checkpoint, indexed.number, safe);
     const to = Math.min(safe, from + this.maxBlocks - 1);
     const header = to >= from ? await this.header(to) : null;
 
@@ -179,9 +179,14 @@ export class NotificationProducer {
     return row ? { hash: toHex(row.hash), timestamp: Number(row.timestamp) } : this.options.block(number);
   }
 
-  /** The first block to look at: after the checkpoint, or earlier when a reorg replaced the checkpoint block. */
-  private async resumeFrom(checkpoint: ProducerCheckpoint, indexedTo: number): Promise<number> {
-    if (checkpoint.blockNumber < 0) return 0;
+  /**
+   * The first block to look at: after the checkpoint, or earlier when a reorg replaced the checkpoint block. On the
+   * first start, the first block holding a fill or an on-chain cancellation (else the last confirmed block): the
+   * blocks before it hold nothing to announce, and a node that follows a long chain (a real chain indexed from its
+   * head, a fork of mainnet) does not step through millions of empty blocks reading a header per 5 000.
+   */
+  private async resumeFrom(checkpoint: ProducerCheckpoint, indexedTo: number, safe: number): Promise<number> {
+    if (checkpoint.blockNumber < 0) return this.firstEventBlock(Math.max(0, safe));
     const remembered = await this.options.db
       .selectFrom('indexed_blocks')
       .select('hash')
@@ -192,6 +197,17 @@ export class NotificationProducer {
     if (!replaced) return checkpoint.blockNumber + 1;
     this.options.logger?.warn({ chain: this.options.chain.name, block: checkpoint.blockNumber }, 'notifications: the checkpoint block was reorganised away; looking again');
     return Math.max(0, Math.min(checkpoint.blockNumber, indexedTo) - REORG_REWIND_BLOCKS);
+  }
+
+  /** The first indexed block with a fill or an on-chain cancellation of this chain, at most `safe` (each table's key starts with the block). */
+  private async firstEventBlock(safe: number): Promise<number> {
+    const chainId = this.options.chain.chainId;
+    const { rows } = await sql<{ first: string | number | null }>`select least(
+        (select min(block_number) from trades where chain_id = ${chainId}),
+        (select min(block_number) from invalidations where chain_id = ${chainId}),
+        (select min(block_number) from ethflow_invalidations where chain_id = ${chainId})) as first`.execute(this.options.db);
+    const first = rows[0]?.first;
+    return first === null || first === undefined ? safe : Math.min(Number(first), safe);
   }
 
   /** Balance exclusions up to here are final: the newest one older than a minute. */
