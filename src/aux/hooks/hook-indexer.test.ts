@@ -42,10 +42,10 @@ describe('HookIndexer', () => {
   });
 
   /** The main indexer "has checked" everything up to the head. */
-  async function mainAtHead(db = database.db): Promise<number> {
+  async function mainAtHead(): Promise<number> {
     const head = await chain.blockNumber();
     const header = await fetchBlockHeader(client, head);
-    await writeCheckpoint(db, 31337, 'main', { number: head, hash: header!.hash });
+    await writeCheckpoint(database.db, 31337, 'main', { number: head, hash: header!.hash });
     return head;
   }
 
@@ -92,26 +92,24 @@ describe('HookIndexer', () => {
   });
 
   it('without a checkpoint starts at its start block (a fork: where the main indexer starts); an aborted pass reads no further range', async () => {
-    const own = await openDatabase({ kind: 'pglite', dataDir: null });
-    try {
-      const [early] = await execute(`0x${'05'.repeat(56)}`, 0, [{ callData: balanceOfCall, gasLimit: 45_000n }]);
-      const startBlock = Number(BigInt(early!.blockNumber)) + 1;
-      await chain.mine(3);
-      const [late] = await execute(`0x${'06'.repeat(56)}`, 0, [{ callData: balanceOfCall, gasLimit: 35_000n }]);
-      const head = await mainAtHead(own.db);
-      const fromStart = new HookIndexer({ chainId: 31337, client, db: own.db, trampoline, startBlock, blockRange: 2 });
-      const hashes = async () => (await own.db.selectFrom('hook_executions').select('tx_hash').execute()).map((r) => toHex(r.tx_hash));
+    // its own rows and checkpoints under another chain id, in the same database
+    const chainId = 31_338;
+    const [early] = await execute(`0x${'05'.repeat(56)}`, 0, [{ callData: balanceOfCall, gasLimit: 45_000n }]);
+    const startBlock = Number(BigInt(early!.blockNumber)) + 1;
+    await chain.mine(3);
+    const [late] = await execute(`0x${'06'.repeat(56)}`, 0, [{ callData: balanceOfCall, gasLimit: 35_000n }]);
+    const head = await chain.blockNumber();
+    await writeCheckpoint(database.db, chainId, 'main', { number: head, hash: (await fetchBlockHeader(client, head))!.hash });
+    const fromStart = new HookIndexer({ chainId, client, db: database.db, trampoline, startBlock, blockRange: 2 });
+    const hashes = async () => (await database.db.selectFrom('hook_executions').select('tx_hash').where('chain_id', '=', chainId).execute()).map((r) => toHex(r.tx_hash));
 
-      const stopped = new AbortController();
-      stopped.abort();
-      assert.equal(await fromStart.indexToMain(stopped.signal), null, 'stopped before its first range');
-      assert.deepEqual(await hashes(), []);
-      assert.equal(await own.db.selectFrom('indexer_checkpoints').select('name').where('name', '=', 'hooks').executeTakeFirst(), undefined);
+    const stopped = new AbortController();
+    stopped.abort();
+    assert.equal(await fromStart.indexToMain(stopped.signal), null, 'stopped before its first range');
+    assert.deepEqual(await hashes(), []);
+    assert.equal(await database.db.selectFrom('indexer_checkpoints').select('name').where('chain_id', '=', chainId).where('name', '=', 'hooks').executeTakeFirst(), undefined);
 
-      assert.equal(await fromStart.indexToMain(), head);
-      assert.deepEqual(await hashes(), [late!.transactionHash], 'the hook before the start block is not read');
-    } finally {
-      await own.close();
-    }
+    assert.equal(await fromStart.indexToMain(), head);
+    assert.deepEqual(await hashes(), [late!.transactionHash], 'the hook before the start block is not read');
   });
 });
