@@ -13,7 +13,7 @@ import { E18, ERC20, trading, waitFor, type Trading } from '../../../test/fixtur
 import { toBytes } from '../../db/codec.js';
 import { producerFor } from './chain-producer.js';
 import { sql } from 'kysely';
-import { openDatabase } from '../../db/connection.js';
+import { openDatabase, type Database } from '../../db/connection.js';
 import { NotificationProducer } from './notification-producer.js';
 import { listNotifications } from './notification-store.js';
 
@@ -184,52 +184,52 @@ describe('notification producer (real devnet)', () => {
 
 describe('notification producer: first start on a long chain', () => {
   const hex = (expr: string, bytes: number) => `decode(lpad(to_hex(${expr}), ${bytes * 2}, '0'), 'hex')`;
-  /** a producer for chain 1 whose indexer has checked up to `head`, counting the block headers it reads */
-  async function producerAt(head: number, trades: number[]) {
-    const database = await openDatabase({ kind: 'pglite', dataDir: null });
+  let database: Database;
+  before(async () => {
+    database = await openDatabase({ kind: 'pglite', dataDir: null });
+  });
+  after(async () => {
+    await database?.close();
+  });
+
+  /** a producer of chain `chainId` whose indexer has checked up to `head`, counting the block headers it reads */
+  async function producerAt(chainId: number, head: number, trades: number[]) {
     const db = database.db;
     for (const [i, block] of trades.entries()) {
+      const uid = hex(String(chainId * 1000 + i + 1), 56);
       await sql.raw(`insert into orders (chain_id, uid, owner, sell_token, buy_token, sell_amount, buy_amount, valid_to, app_data, fee_amount, kind, partially_fillable, signature, signing_scheme, class, settlement_contract)
-        values (1, ${hex(String(i + 1), 56)}, ${hex('17', 20)}, ${hex('1', 20)}, ${hex('2', 20)}, 1000000000000000000, 3000000000, 4000000000, ${hex('0', 32)}, 0, 'sell', false, '\\x00', 'eip712', 'limit', ${hex('9', 20)})`).execute(db);
+        values (${chainId}, ${uid}, ${hex('17', 20)}, ${hex('1', 20)}, ${hex('2', 20)}, 1000000000000000000, 3000000000, 4000000000, ${hex('0', 32)}, 0, 'sell', false, '\\x00', 'eip712', 'limit', ${hex('9', 20)})`).execute(db);
       await sql.raw(`insert into trades (chain_id, block_number, log_index, order_uid, owner, sell_token, buy_token, sell_amount, buy_amount, fee_amount, tx_hash, block_timestamp)
-        values (1, ${block}, 0, ${hex(String(i + 1), 56)}, ${hex('17', 20)}, ${hex('1', 20)}, ${hex('2', 20)}, 1000000000000000000, 3000000000, 0, ${hex(String(block), 32)}, now())`).execute(db);
+        values (${chainId}, ${block}, 0, ${uid}, ${hex('17', 20)}, ${hex('1', 20)}, ${hex('2', 20)}, 1000000000000000000, 3000000000, 0, ${hex(String(block), 32)}, now())`).execute(db);
     }
-    await sql.raw(`insert into indexer_checkpoints (chain_id, name, block_number, block_hash) values (1, 'main', ${head}, ${hex('77', 32)})`).execute(db);
+    await sql.raw(`insert into indexer_checkpoints (chain_id, name, block_number, block_hash) values (${chainId}, 'main', ${head}, ${hex('77', 32)})`).execute(db);
     const reads: number[] = [];
     const producer = new NotificationProducer({
       db,
-      chain: { chainId: 1, name: 'mainnet' },
+      chain: { chainId, name: `chain-${chainId}` },
       tokens: async (tokens) => tokens.map((_, i) => (i % 2 === 0 ? { symbol: 'WETH', decimals: 18 } : { symbol: 'USDC', decimals: 6 })),
       head: async () => head,
       block: async (n) => (reads.push(n), { hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: 1_700_000_000 + n * 12 }),
       confirmations: 0,
       priceImprovementBps: 1,
     });
-    return { database, producer, reads };
+    return { producer, reads };
   }
 
   it('with nothing indexed to announce, the first step goes straight to the checked head (its header only, not one per 5 000 blocks)', async () => {
-    const { database, producer, reads } = await producerAt(20_000_000, []);
-    try {
-      const step = await producer.step();
-      assert.equal(step.toBlock, 20_000_000);
-      assert.equal(step.behind, false);
-      assert.ok(reads.length <= 2 && reads.every((n) => n === 20_000_000), `headers read: ${reads.join(', ')}`);
-    } finally {
-      await database.close();
-    }
+    const { producer, reads } = await producerAt(1, 20_000_000, []);
+    const step = await producer.step();
+    assert.equal(step.toBlock, 20_000_000);
+    assert.equal(step.behind, false);
+    assert.ok(reads.length <= 2 && reads.every((n) => n === 20_000_000), `headers read: ${reads.join(', ')}`);
   });
 
   it('starts at the first indexed fill: it is announced in the first step', async () => {
-    const { database, producer } = await producerAt(20_000_000, [19_998_000]);
-    try {
-      const step = await producer.step();
-      assert.equal(step.toBlock, 20_000_000);
-      assert.ok(step.produced >= 1, `produced ${step.produced}`);
-      const types = (await database.db.selectFrom('notifications').select('type').execute()).map((n) => n.type);
-      assert.ok(types.includes('order_filled'), types.join(', '));
-    } finally {
-      await database.close();
-    }
+    const { producer } = await producerAt(2, 20_000_000, [19_998_000]);
+    const step = await producer.step();
+    assert.equal(step.toBlock, 20_000_000);
+    assert.ok(step.produced >= 1, `produced ${step.produced}`);
+    const types = (await database.db.selectFrom('notifications').select('type').where('chain_id', '=', 2).execute()).map((n) => n.type);
+    assert.ok(types.includes('order_filled'), types.join(', '));
   });
 });
