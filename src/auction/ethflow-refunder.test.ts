@@ -95,4 +95,50 @@ describe('eth-flow refunder, production rules', () => {
     assert.equal((await repo.get(31337, uid(orders.refundable!)))?.ethflow?.refundTxHash, sent[0]);
     assert.deepEqual(await refunder.refundOnce(), []);
   });
+
+  it('a refund the node drops (a reorg) ends the wait at once and is sent again at the next pass, without a backoff', async () => {
+    const { contracts, tokens, accounts } = devnet.deployment;
+    const ethFlow = contracts.ethFlow.toLowerCase() as Address;
+    const usdc = tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Address;
+    const [alice, bob] = accounts.filter((a) => a.role === 'trader').map((a) => privateKeyToAccount(a.privateKey));
+    const rpc = (method: string, params: unknown[] = []) => client.request({ method: method as never, params: params as never }) as Promise<unknown>;
+    const wallet = createWalletClient({ account: alice!, chain: client.chain, transport: http(devnet.rpcUrl) });
+    await rpc('evm_mine');
+    const now = Number((await client.getBlock()).timestamp);
+    const order: EthFlowOrderData = { buyToken: usdc, receiver: alice!.address, sellAmount: parseEther('0.5'), buyAmount: 800n, appData: `0x${'00'.repeat(32)}`, feeAmount: 0n, validTo: now + 300, partiallyFillable: false, quoteId: 0n };
+    const created = await wallet.writeContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'createOrder', args: [order], value: order.sellAmount, chain: client.chain, account: alice! });
+    assert.equal((await client.waitForTransactionReceipt({ hash: created })).status, 'success');
+    const indexer = new Indexer({ chainId: 31337, client, db: database.db, settlement: contracts.settlement, ethFlows: [ethFlow], logger: quiet });
+    await indexer.indexTo(await client.getBlockNumber());
+    const repo = new OrderRepository(database.db);
+    await new EthFlowIngest({
+      chainId: 31337, db: database.db, orders: repo, settlement: contracts.settlement, logger: quiet,
+      quoter: { quoteForOrder: async (r) => ({ id: 2, sellAmount: r.sellAmount, buyAmount: 1000n, feeAmount: 0n, gasAmount: 1n, gasPrice: 1n, sellTokenPrice: 1, solver: 'test', verified: false }) },
+    }).ingestPending();
+    await rpc('evm_increaseTime', [301]);
+    await rpc('evm_mine');
+
+    // a refunder that would wait 30 s for a receipt; mining is off, so its refund stays pending until dropped
+    const refunder = new EthFlowRefunder({ chainId: 31337, db: database.db, client, rpcUrl: devnet.rpcUrl, account: bob!, contracts: [ethFlow], mode: 'production', logger: quiet, timeoutMs: 30_000 });
+    await rpc('evm_setAutomine', [false]);
+    try {
+      const pass = refunder.refundOnce();
+      let pending: Hex[] = [];
+      for (let i = 0; i < 200 && pending.length === 0; i++) {
+        const pool = (await rpc('txpool_content')) as { pending: Record<string, Record<string, { hash: Hex }>> };
+        pending = Object.values(pool.pending).flatMap((byNonce) => Object.values(byNonce).map((tx) => tx.hash));
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(pending.length, 1, 'the refund is pending');
+      await rpc('anvil_dropTransaction', [pending[0]]);
+      assert.deepEqual(await pass, [], 'the dropped refund is not reported as sent');
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    const again = await refunder.refundOnce();
+    assert.equal(again.length, 1, 'sent again at the next pass');
+    const uid = ethFlowOrderUid(order, { ethFlow, wrappedNative: contracts.weth, domain: orderDomain(31337) });
+    const [owner] = await client.readContract({ address: ethFlow, abi: ETHFLOW_ABI, functionName: 'orders', args: [uid.slice(0, 66) as Hex] });
+    assert.equal(owner.toLowerCase(), INVALIDATED);
+  });
 });

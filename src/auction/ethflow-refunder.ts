@@ -19,7 +19,7 @@
  *   await refunder.run(signal);
  */
 import { sql, type Kysely } from 'kysely';
-import { createWalletClient, http, type Address, type Hex, type LocalAccount } from 'viem';
+import { TransactionNotFoundError, createWalletClient, http, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainClient } from '../chain/client.js';
 import { fromNumeric, toHex } from '../db/codec.js';
 import type { DB } from '../db/schema.js';
@@ -135,18 +135,45 @@ export class EthFlowRefunder {
         account,
         ...fees,
       });
-      const receipt = await client.waitForTransactionReceipt({ hash, timeout: this.options.timeoutMs ?? 60_000, pollingInterval: 500 });
+      const receipt = await this.receiptOf(hash);
       if (receipt.status !== 'success') throw new Error(`refund transaction ${hash} reverted`);
       for (const c of group) this.retries.delete(c.uid);
       logger.info({ chainId, contract, orders: group.map((c) => c.uid), txHash: hash }, 'eth-flow refunder: refunded expired orders');
       return hash;
     } catch (err) {
+      if (err instanceof RefundDropped) {
+        // not a failure of these orders: they are candidates again at the next pass (once a reorg that removed the
+        // refund is indexed), without a backoff
+        for (const c of group) this.retries.delete(c.uid);
+        logger.info({ chainId, contract, orders: group.map((c) => c.uid), txHash: err.hash }, 'eth-flow refunder: the refund transaction was dropped (a reorg); sending again');
+        return null;
+      }
       for (const c of group) {
         const failures = (this.retries.get(c.uid)?.failures ?? 0) + 1;
         this.retries.set(c.uid, { failures, at: Date.now() + backoffDelay(failures, { baseDelayMs: 15_000, maxDelayMs: 30 * 60_000 }) });
       }
       logger.warn({ chainId, contract, orders: group.map((c) => c.uid), err }, 'eth-flow refunder: refund failed; retrying later');
       return null;
+    }
+  }
+
+  /**
+   * The refund's receipt, polled every 500 ms up to `timeoutMs` (default 60 s). A transaction the node no longer
+   * knows (twice in a row: a reorg or a devnet revert dropped it) ends the wait at once with RefundDropped, where
+   * waiting would hold every other refund for the whole timeout.
+   */
+  private async receiptOf(hash: Hex): Promise<TransactionReceipt> {
+    const { client } = this.options;
+    const deadline = Date.now() + (this.options.timeoutMs ?? 60_000);
+    let unknown = 0;
+    for (;;) {
+      const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+      if (receipt) return receipt;
+      const known = await client.getTransaction({ hash }).then(() => true, (err: unknown) => (err instanceof TransactionNotFoundError ? false : true));
+      unknown = known ? 0 : unknown + 1;
+      if (unknown >= 2) throw new RefundDropped(hash);
+      if (Date.now() >= deadline) throw new Error(`refund transaction ${hash}: no receipt within ${this.options.timeoutMs ?? 60_000} ms`);
+      await new Promise((r) => setTimeout(r, 500));
     }
   }
 
@@ -198,5 +225,12 @@ export class EthFlowRefunder {
         quoteId: 0n,
       },
     }));
+  }
+}
+
+/** A sent refund that the node no longer knows (dropped by a reorg): sent again, not backed off. */
+class RefundDropped extends Error {
+  constructor(readonly hash: Hex) {
+    super(`refund transaction ${hash} was dropped`);
   }
 }
