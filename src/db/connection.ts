@@ -12,7 +12,7 @@ import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { migrateToLatest } from './migrate.js';
 import { guardPool } from './unavailable.js';
-import { preparePgliteDataDir } from './pglite-init.js';
+import { dropSchemaDump, preparePgliteDataDir, readSchemaDump, saveSchemaDump } from './pglite-init.js';
 import type { DB } from './schema.js';
 
 export type DatabaseTarget = { kind: 'pglite'; dataDir: string | null } | { kind: 'postgres'; url: string; poolSize?: number };
@@ -44,18 +44,46 @@ export function serializeBytea(value: unknown): string {
   return `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
 }
 
-export async function openDatabase(target: DatabaseTarget, options: { migrate?: boolean } = {}): Promise<Database> {
+export interface OpenOptions {
+  /** run the migrations (default true) */
+  migrate?: boolean;
+  /** where the PGlite templates live (default: node_modules/.cache/batchbook; tests give their own) */
+  templateDir?: string;
+}
+
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
   let db: Kysely<DB>;
   if (target.kind === 'pglite') {
     const { PGlite } = await import('@electric-sql/pglite');
-    if (target.dataDir) await preparePgliteDataDir(target.dataDir);
-    const pglite = new PGlite({
-      ...(target.dataDir ? { dataDir: target.dataDir } : {}),
-      parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v, [BYTEA]: parseBytea },
-      serializers: { [BYTEA]: serializeBytea },
-    });
-    await pglite.waitReady;
+    if (target.dataDir) await preparePgliteDataDir(target.dataDir, options.templateDir);
+    const open = async (loadDataDir: Blob | null) => {
+      const pglite = new PGlite({
+        ...(target.dataDir ? { dataDir: target.dataDir } : {}),
+        ...(loadDataDir ? { loadDataDir } : {}),
+        parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => v, [BYTEA]: parseBytea },
+        serializers: { [BYTEA]: serializeBytea },
+      });
+      await pglite.waitReady;
+      return pglite;
+    };
+    // in memory and migrated: loaded from the migrated cluster's tarball when there is one (no initdb; the
+    // migrations below find nothing to do); a tarball that cannot be loaded is dropped and made again
+    const inMemory = !target.dataDir && options.migrate !== false;
+    const dump = inMemory ? readSchemaDump(options.templateDir) : null;
+    let pglite = dump ? await open(dump).catch(() => null) : null;
+    const loaded = pglite !== null;
+    if (dump && !loaded) dropSchemaDump(options.templateDir);
+    pglite ??= await open(null);
     db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+    if (inMemory && !loaded) {
+      try {
+        await migrateToLatest(db);
+      } catch (err) {
+        await db.destroy().catch(() => {});
+        throw err;
+      }
+      await saveSchemaDump(pglite, options.templateDir);
+    }
   } else {
     const types = {
       getTypeParser: (oid: number, format?: 'text' | 'binary') => {

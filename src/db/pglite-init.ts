@@ -10,13 +10,14 @@
  *   await preparePgliteDataDir('./.batchbook/pglite'); // no-op when already initialised
  *   const pglite = new PGlite({ dataDir: './.batchbook/pglite' });
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createHash } from 'node:crypto';
 import { Kysely } from 'kysely';
+import type { PGlite } from '@electric-sql/pglite';
 import { migrateToLatest, migrationStatements } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
@@ -131,6 +132,53 @@ export async function ensureSchemaTemplate(templateDir: string = defaultPgliteTe
   }
   publishTemplate(building, dir);
   return dir;
+}
+
+/**
+ * The migrated cluster as one tarball (`dumpDataDir`), for databases held in memory: loading it (`loadDataDir`)
+ * takes about a sixth of what initdb and the migrations take in a new in-memory PGlite (0.4 s against 2.5 s of
+ * wall time here), and the test suite opens one in dozens of its processes. Named like the migrated template
+ * (a changed migration makes a new one); made by the first in-memory open that finds none.
+ */
+export function schemaDumpFile(templateDir: string = defaultPgliteTemplateDir()): string {
+  return `${schemaTemplateDir(templateDir)}.tar`;
+}
+
+/** The migrated cluster's tarball, or null when none was made yet (or the cache cannot be read). */
+export function readSchemaDump(templateDir: string = defaultPgliteTemplateDir()): Blob | null {
+  try {
+    return new Blob([readFileSync(schemaDumpFile(templateDir))]);
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a tarball that could not be loaded (the next in-memory open makes a new one). */
+export function dropSchemaDump(templateDir: string = defaultPgliteTemplateDir()): void {
+  rmSync(schemaDumpFile(templateDir), { force: true });
+}
+
+/**
+ * Saves a freshly migrated in-memory cluster as the tarball the next in-memory opens load. Drops `template0` and
+ * `template1` first, as the migrated template does (the node only uses `postgres`), so a database opened either
+ * way looks the same. Written beside its name and renamed into place: a reader never sees half a file; a
+ * read-only cache simply has none.
+ */
+export async function saveSchemaDump(pglite: PGlite, templateDir: string = defaultPgliteTemplateDir()): Promise<void> {
+  for (const name of ['template0', 'template1']) {
+    await pglite.exec(`alter database ${name} is_template false`);
+    await pglite.exec(`drop database ${name}`);
+  }
+  const file = schemaDumpFile(templateDir);
+  const staging = `${file}.${process.pid}.tmp`;
+  try {
+    const tarball = await pglite.dumpDataDir('none');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(staging, Buffer.from(await tarball.arrayBuffer()));
+    renameSync(staging, file);
+  } catch {
+    rmSync(staging, { force: true });
+  }
 }
 
 /**
