@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), after a type check.
+// Runs every *.test.ts under src/ and test/ with node's test runner (through tsx), beside a type check.
 // Usage: npm test [-- <path filter> ...]   e.g. `npm test -- src/protocol`
 // Time limits, so a hang fails instead of blocking the run: each test and hook that sets no timeout of its own gets
 // TEST_TIMEOUT_MS (default 300 s, above the 180 s start-up waits of the node fixtures; scripts/test-limits.mjs),
 // and each file TEST_FILE_TIMEOUT_MS (default 30 min: a file whose process stays up after its tests, e.g. on a
 // leaked handle, is stopped and reported).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { availableParallelism, tmpdir } from 'node:os';
 
 const filters = process.argv.slice(2);
 const files = [];
@@ -35,10 +35,23 @@ if (lateAwaits.length > 0) {
   process.exit(1);
 }
 
-if (filters.length === 0 && process.env.SKIP_TYPECHECK !== '1') {
-  const tc = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
-  if (tc.status !== 0) { console.error('type check failed'); process.exit(tc.status ?? 1); }
+/** a child process's exit status (its output kept when `collect`, else shown as it comes) */
+function run(command, args, options, collect = false) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    let output = '';
+    if (collect) {
+      child.stdout.on('data', (d) => { output += d; });
+      child.stderr.on('data', (d) => { output += d; });
+    }
+    child.on('error', (err) => resolve({ status: 1, output: `${output}${err.message}\n` }));
+    child.on('close', (code, signal) => resolve({ status: code ?? (signal ? 1 : 0), output }));
+  });
 }
+
+// the type check runs beside the tests (one core for half a minute, where it held up the whole run before);
+// its findings are printed after the tests' report, and either failing fails the run (TYPECHECK=1 with a filter)
+const typecheck = (filters.length === 0 || process.env.TYPECHECK === '1') && process.env.SKIP_TYPECHECK !== '1' ? run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], {}, true) : null;
 
 // files that run the built node (dist/): build it once for the run, before any of them starts (scripts/build.mjs
 // replaces files atomically), rather than each file racing to rebuild it
@@ -53,9 +66,20 @@ const fileLimit = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 30 * 60_000);
 // TEST_TAP_FILE=path also writes a TAP report there (each file's duration_ms: where the run's time goes)
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
 if (process.env.TEST_TAP_FILE) reporters.push('--test-reporter=tap', `--test-reporter-destination=${process.env.TEST_TAP_FILE}`);
-const args = ['--import', 'tsx', '--import', limits, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, ...reporters, `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+// as many test files at once as there are cores, and one more: a file spends much of its time waiting on its
+// devnet's blocks and its node's loops, so one per core leaves cores idle (TEST_CONCURRENCY overrides)
+const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.min(availableParallelism() + 1, 8));
+const args = ['--import', 'tsx', '--import', limits, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, ...reporters, `--test-concurrency=${concurrency}`, ...files];
 // shared by the run's test processes: each missing service is probed and reported once (test/fixtures/required-services.ts)
 const runDir = mkdtempSync(join(tmpdir(), 'bb-test-run-'));
-const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });
+const tests = await run(process.execPath, args, { env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });
 rmSync(runDir, { recursive: true, force: true });
-process.exit(run.status ?? 1);
+if (typecheck) {
+  const tc = await typecheck;
+  if (tc.status !== 0) {
+    process.stderr.write(tc.output);
+    console.error('type check failed');
+    process.exit(tc.status);
+  }
+}
+process.exit(tests.status);
