@@ -5,8 +5,8 @@
 // TEST_TIMEOUT_MS (default 300 s, above the 180 s start-up waits of the node fixtures; scripts/test-limits.mjs),
 // and each file TEST_FILE_TIMEOUT_MS (default 30 min: a file whose process stays up after its tests, e.g. on a
 // leaked handle, is stopped and reported).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { availableParallelism, tmpdir } from 'node:os';
 
@@ -21,6 +21,16 @@ for (const root of ['src', 'test']) {
   }
 }
 files.sort();
+
+// the longest files start first, so the run does not end on one long file left alone: each file's duration in
+// the last run is kept in node_modules/.cache (test-durations.mjs records them); a file never timed yet counts as
+// long when it starts a node, a devnet or a process, else as short
+const durationsFile = join('node_modules', '.cache', 'batchbook', 'test-durations.json');
+let durations = {};
+try { durations = JSON.parse(readFileSync(durationsFile, 'utf8')); } catch { /* first run */ }
+const estimate = (f) => durations[f] ?? (/startTestApp\(|startBatchbook\(|startTestDevnet\(|real-chain|spawn\(/.test(readFileSync(f, 'utf8')) ? 20_000 : 2_000);
+const expected = new Map(files.map((f) => [f, estimate(f)]));
+files.sort((a, b) => expected.get(b) - expected.get(a));
 if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
 
 // node's runner silently leaves out suites declared after a top-level await that follows the file's first suite:
@@ -69,10 +79,22 @@ if (process.env.TEST_TAP_FILE) reporters.push('--test-reporter=tap', `--test-rep
 // as many test files at once as there are cores, and one more: a file spends much of its time waiting on its
 // devnet's blocks and its node's loops, so one per core leaves cores idle (TEST_CONCURRENCY overrides)
 const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.min(availableParallelism() + 1, 8));
-const args = ['--import', 'tsx', '--import', limits, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, ...reporters, `--test-concurrency=${concurrency}`, ...files];
+const timer = new URL('./test-durations.mjs', import.meta.url).href;
+const args = ['--import', 'tsx', '--import', limits, '--import', timer, '--test', '--test-force-exit', `--test-timeout=${fileLimit}`, ...reporters, `--test-concurrency=${concurrency}`, ...files];
 // shared by the run's test processes: each missing service is probed and reported once (test/fixtures/required-services.ts)
 const runDir = mkdtempSync(join(tmpdir(), 'bb-test-run-'));
 const tests = await run(process.execPath, args, { env: { ...process.env, NODE_ENV: 'test', BATCHBOOK_TEST_RUN_DIR: runDir } });
+try {
+  for (const line of readFileSync(join(runDir, 'durations.tsv'), 'utf8').split('\n')) {
+    const [file, ms] = line.split('\t');
+    if (file && Number(ms) > 0) durations[relative(process.cwd(), resolve(file))] = Number(ms);
+  }
+  mkdirSync(join('node_modules', '.cache', 'batchbook'), { recursive: true });
+  writeFileSync(`${durationsFile}.tmp`, JSON.stringify(durations, null, 1));
+  renameSync(`${durationsFile}.tmp`, durationsFile);
+} catch {
+  // only an ordering hint (no file finished, or a read-only node_modules)
+}
 rmSync(runDir, { recursive: true, force: true });
 if (typecheck) {
   const tc = await typecheck;
